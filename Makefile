@@ -1,0 +1,50 @@
+# Two commands do everything on a fresh machine:
+#   make demo   the CPU two-loop run (what exists of it so far)
+#   make test   notebooks clean + exported, lesson cells, pytest
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+# The CPU wheel of torch; a bare `torch` requirement would pull a multi-GB CUDA build.
+TORCH   ?= torch==2.13.0
+
+.PHONY: install demo test test-nbs test-py lint-nbs bench clean-venv help
+
+help:
+	@echo "make demo   - set up .venv if needed, then run the CPU end-to-end demo"
+	@echo "make test   - set up .venv if needed, then nbdev-clean/export checks, nbdev-test, pytest"
+	@echo "make bench  - benchmark scripts (figures printed, nothing asserted)"
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH)"
+	$(BIN)/python -m pip install -q -e ".[dev]" "$(TORCH)"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/agentforge demo
+
+# The notebooks are the source: cleaning and exporting them must leave the tree unchanged.
+lint-nbs: $(STAMP)
+	$(BIN)/nbdev-clean
+	git diff --exit-code -- nbs || (echo "nbdev-clean changed notebooks: run it and commit" && exit 1)
+	$(BIN)/nbdev-export
+	git diff --exit-code -- agentforge || (echo "nbdev-export changed agentforge/: export and commit" && exit 1)
+	test -z "$$(git status --porcelain -- agentforge nbs)" || (git status --porcelain -- agentforge nbs; echo "untracked files under nbs/ or agentforge/" && exit 1)
+
+test-nbs: $(STAMP)
+	$(BIN)/nbdev-test --n-workers 2
+
+test-py: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+test: lint-nbs test-nbs test-py
+
+bench: $(STAMP)
+	$(BIN)/python bench/student.py
+
+clean-venv:
+	rm -rf $(VENV)
