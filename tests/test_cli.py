@@ -1,0 +1,36 @@
+"The agentforge command: help lists built and coming commands; errors exit 2 with a message."
+import json
+from typer.testing import CliRunner
+from agentforge.cli import app
+
+R = CliRunner()
+
+def test_help_lists_commands():
+    r = R.invoke(app, ['--help'])
+    assert r.exit_code == 0
+    for c in ('families', 'brief', 'student', 'grade', 'demo', 'validate', 'train', 'pool', 'outer', 'transfer'):
+        assert c in r.output
+
+def test_families_json():
+    r = R.invoke(app, ['families', '--json'])
+    assert r.exit_code == 0
+    data = json.loads(r.output)
+    assert len(data) == 6 and data['customer_support']['multi_turn'] is True
+
+def test_brief_and_unknown_brief():
+    r = R.invoke(app, ['brief', 'arithmetic', '--n', '2'])
+    assert r.exit_code == 0 and 'answer:' in r.output
+    r = R.invoke(app, ['brief', 'poetry'])
+    assert r.exit_code == 2 and 'accepted' in r.output
+
+def test_grade_values_and_errors():
+    r = R.invoke(app, ['grade', '--attempt', '1', '--pre', '0.5', '--post', '0.75', '--train-seconds', '900'])
+    out = json.loads(r.output)
+    assert r.exit_code == 0 and out['uplift'] == 0.5 and abs(out['total'] - (0.35 + 0.6 * 0.5 + 0.05 * 0.5)) < 1e-9
+    r = R.invoke(app, ['grade', '--attempt', '1', '--pre', '0.5', '--post', '0.7', '--weights', 'generous'])
+    assert r.exit_code == 2 and 'reference' in r.output
+
+def test_coming_commands_say_so():
+    for c in ('validate', 'train', 'pool', 'outer', 'transfer'):
+        r = R.invoke(app, [c, 'x'])
+        assert r.exit_code == 2 and 'not built yet' in r.output

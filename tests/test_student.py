@@ -1,0 +1,63 @@
+"The tiny student: its dev band per family, determinism of the recipe, the verified cache and the one loading door."
+import json, shutil
+import pytest
+from agentforge.tasks import dev_split
+from agentforge.families import FAMILIES, get_family
+from agentforge.models import WeightsUnavailable, build_tokenizer
+from agentforge.student import (StudentRecipe, _verified, build_student, complete, evaluate, load_student,
+                                pretraining_rows, render_prompt, student_manifest)
+
+@pytest.fixture(scope='module')
+def student():
+    return load_student(progress=False)
+
+@pytest.mark.parametrize('name', sorted(FAMILIES))
+def test_dev_score_in_band(student, name):
+    "GRPO needs groups with both right and wrong answers: the student is 10-70% right on every family."
+    model, tok = student
+    score = evaluate(model, tok, name, dev_split(get_family(name)), samples=2)['score']
+    assert 0.10 <= score <= 0.70, (name, score)
+
+def test_manifest_records_the_build():
+    man = student_manifest()
+    assert set(man['dev_scores']) == set(FAMILIES)
+    assert all(0.10 <= s <= 0.70 for s in man['dev_scores'].values()), man['dev_scores']
+    assert man['params'] < 1_000_000 and man['build_seconds'] > 0
+    folder = build_student(progress=False)
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 5_000_000     # a few MB at most
+
+def test_evaluation_is_seeded(student):
+    model, tok = student
+    items = dev_split(get_family('date_math'))[:10]
+    assert evaluate(model, tok, 'date_math', items, seed=5) == evaluate(model, tok, 'date_math', items, seed=5)
+    greedy = complete(model, tok, [i.prompt for i in items], temperature=0)
+    assert greedy == complete(model, tok, [i.prompt for i in items], temperature=0, seed=99)
+
+def test_recipe_rows_are_deterministic_and_exclude_dev():
+    r, tok = StudentRecipe(rows_per_family=30), build_tokenizer()
+    rows = pretraining_rows(r, tok)
+    assert rows == pretraining_rows(r, tok)
+    for name, pairs in rows.items():
+        texts = {tok.decode(p) for p, _ in pairs}
+        assert texts.isdisjoint(render_prompt(tok, i.prompt) for i in dev_split(get_family(name)))
+
+def test_recipe_key_changes_with_recipe():
+    assert StudentRecipe().key() != StudentRecipe(p_gold=0.5).key()
+    assert StudentRecipe().key() == StudentRecipe().key()
+
+def test_tampered_cache_is_not_used(tmp_path):
+    folder = build_student(progress=False)
+    copy = tmp_path / folder.name
+    shutil.copytree(folder, copy)
+    assert _verified(copy)
+    weights = next(p for p in copy.iterdir() if p.suffix == '.safetensors')
+    weights.write_bytes(weights.read_bytes()[:-10])                      # truncated
+    assert _verified(copy) is None
+    (copy / 'manifest.json').write_text('{')                               # corrupt manifest
+    assert _verified(copy) is None
+
+def test_load_student_errors(monkeypatch):
+    monkeypatch.setenv('HF_HUB_OFFLINE', '1')
+    with pytest.raises(WeightsUnavailable, match='not on this machine'): load_student('qwen3-0.6b')
+    with pytest.raises(ValueError, match='not a student preset'): load_student('tiny-agent')
+    with pytest.raises(ValueError, match='unknown model preset'): load_student('gpt-2')
