@@ -31,6 +31,22 @@ def test_grade_values_and_errors():
     assert r.exit_code == 2 and 'reference' in r.output
 
 def test_coming_commands_say_so():
-    for c in ('validate', 'train', 'pool', 'outer', 'transfer'):
+    for c in ('train', 'pool', 'outer', 'transfer'):
         r = R.invoke(app, [c, 'x'])
         assert r.exit_code == 2 and 'not built yet' in r.output
+
+
+def test_validate_exit_codes_and_json(tmp_path, monkeypatch):
+    from agentforge.spec import QUOTAS, example_spec
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
+    r = R.invoke(app, ['validate', '--help'])
+    assert r.exit_code == 0 and 'max_files' in r.output and str(QUOTAS['max_files']) in r.output
+    assert R.invoke(app, ['validate', str(tmp_path / 'missing')]).exit_code == 2
+    spec = example_spec('string_ops', tmp_path / 'spec', hidden_root=tmp_path / 'platform')
+    assert R.invoke(app, ['validate', str(spec), '--brief', 'poetry']).exit_code == 2
+    r = R.invoke(app, ['validate', str(spec), '--brief', 'arithmetic', '--json'])
+    assert r.exit_code == 1 and json.loads(r.output)['reason'] == 'BRIEF_MISMATCH'
+    (spec / 'task.yaml').write_text('spec_version: 1\nname: x\n')
+    r = R.invoke(app, ['validate', str(spec), '--json'])
+    out = json.loads(r.output)
+    assert r.exit_code == 1 and out['validated'] is False and out['checks'][0]['id'] == 'schema'

@@ -1,0 +1,164 @@
+"The probe: honest controls validate for every family; each degenerate or adversarial spec gets its reason code."
+import json, threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+import pytest, yaml
+from agentforge.families import FAMILIES, get_family
+from agentforge.probe import Attempts, corruptions, validate
+from agentforge.sandbox import Limits
+from agentforge.spec import example_spec
+from agentforge.tasks import hidden_path, hidden_split
+
+FAMS = sorted(FAMILIES)
+
+@pytest.fixture(scope='module')
+def platform(tmp_path_factory):
+    root = tmp_path_factory.mktemp('platform')
+    for f in FAMS: hidden_split(get_family(f), root=root)
+    return root
+
+def variant(tmp_path, platform, rewards=None, reward_py=None, rows=None, family='arithmetic', grpo=None):
+    d = example_spec(family, tmp_path / 'spec', mode='train' if rows is not None else 'generate', hidden_root=platform)
+    doc = yaml.safe_load((d / 'task.yaml').read_text())
+    if rewards: doc['rewards'] = rewards
+    if grpo: doc['grpo'].update(grpo)
+    (d / 'task.yaml').write_text(yaml.safe_dump(doc, sort_keys=False))
+    if reward_py: (d / 'reward.py').write_text(reward_py)
+    if rows is not None: (d / 'data' / 'train.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
+    return d
+
+@pytest.mark.parametrize('mode', ['generate', 'train'])
+@pytest.mark.parametrize('family', FAMS)
+def test_honest_example_validates(family, mode, tmp_path, platform):
+    rep = validate(example_spec(family, tmp_path / family, mode=mode, hidden_root=platform), hidden_root=platform)
+    assert rep.validated, [(c.id, c.code, c.message) for c in rep.checks if not c.ok]
+    assert [c.id for c in rep.checks] == ['schema', 'hyperparameters', 'dataset', 'leakage', 'determinism', 'variance',
+                                          'gold', 'discrimination', 'saturation']
+
+def test_honest_custom_reward_validates(tmp_path, platform):
+    d = variant(tmp_path, platform, [dict(use='reward.py:partial', weight=1.0)], reward_py=(
+        "def partial(prompts, completions, answer, **kw):\n"
+        "    out = []\n"
+        "    for c, a in zip(completions, answer):\n"
+        "        c = c.strip()\n"
+        "        out.append(1.0 if c == a else 0.2 if c.lstrip('-').isdigit() and len(c) == len(a) else 0.0)\n"
+        "    return out\n"))
+    rep = validate(d, hidden_root=platform)
+    assert rep.validated, rep.failure()
+    assert {'determinism', 'statefulness'} <= {c.id for c in rep.checks}
+
+CUSTOM = {
+    'constant': ("return [0.5] * len(completions)", 'REWARD_CONSTANT'),
+    'random': ("import random\n    return [random.random() for _ in completions]", 'REWARD_NONDETERMINISTIC'),
+    'length': ("return [min(1.0, len(c) / 40) for c in completions]", 'REWARD_GOLD_LOW'),
+    'substring': ("return [float(a in c) for c, a in zip(completions, answer)]", 'REWARD_NOT_DISCRIMINATIVE'),
+    'format_only': ("return [float(c.strip().lstrip('-').isdigit()) for c in completions]", 'REWARD_NOT_DISCRIMINATIVE'),
+    'flaky': ("import hashlib\n    if any(hashlib.md5(c.encode()).digest()[0] < 3 for c in completions): raise RuntimeError('flaky')\n"
+              "    return [float(c.strip() == a) for c, a in zip(completions, answer)]", 'REWARD_RAISED'),
+    'true': ("return [True for c in completions]", 'REWARD_BAD_VALUE'),
+    'string_one': ("return ['1' for c in completions]", 'REWARD_BAD_VALUE'),
+    'nan': ("return [float('nan') for c in completions]", 'REWARD_BAD_VALUE'),
+    'inf': ("return [float('inf') for c in completions]", 'REWARD_BAD_VALUE'),
+    'short': ("return [1.0]", 'REWARD_MISSING_VALUE'),
+    'lying_eq': ("class One(float):\n        def __eq__(self, o): return True\n    return [One(2.0) for c in completions]", 'REWARD_BAD_VALUE'),
+    'exit0': ("import sys\n    sys.exit(0)", 'REWARD_EXITED_EARLY'),
+    'skiptest': ("import unittest\n    raise unittest.SkipTest('skip')", 'REWARD_RAISED'),
+}
+
+@pytest.mark.parametrize('name', sorted(CUSTOM))
+def test_degenerate_custom_rewards(name, tmp_path, platform):
+    body, code = CUSTOM[name]
+    d = variant(tmp_path, platform, [dict(use='reward.py:r', weight=1.0)],
+                reward_py=f"def r(prompts, completions, answer, **kw):\n    {body}\n")
+    rep = validate(d, hidden_root=platform)
+    assert not rep.validated and rep.reason == code, (rep.reason, rep.failure())
+    assert rep.failure().message
+
+def test_counter_that_pays_first_calls(tmp_path, platform):
+    d = variant(tmp_path, platform, [dict(use='reward.py:r', weight=1.0)], reward_py=(
+        "n = 0\ndef r(prompts, completions, answer, **kw):\n    global n\n    n += 1\n"
+        "    return [1.0 if n <= 2 else float(c.strip() == a) for c, a in zip(completions, answer)]\n"))
+    rep = validate(d, hidden_root=platform)
+    assert rep.reason in ('REWARD_STATEFUL', 'REWARD_CONSTANT'), rep.failure()
+
+def test_slow_reward(tmp_path, platform):
+    d = variant(tmp_path, platform, [dict(use='reward.py:r', weight=1.0)], reward_py=(
+        "import time\ndef r(prompts, completions, answer, **kw):\n    time.sleep(0.03 * len(completions))\n"
+        "    return [float(c.strip() == a) for c, a in zip(completions, answer)]\n"))
+    assert validate(d, hidden_root=platform).reason == 'REWARD_SLOW'
+    assert validate(d, hidden_root=platform, limits=Limits(call_s=1.0)).reason == 'REWARD_TIMEOUT'
+
+@pytest.mark.parametrize('use,extra', [('contains_answer', {}), ('format_regex', dict(pattern=r'-?\d+')),
+                                       ('length_penalty', dict(target=3)), ('numeric_match', {})])
+def test_lenient_builtins_rejected(use, extra, tmp_path, platform):
+    rep = validate(variant(tmp_path, platform, [dict(use=use, weight=1.0, **extra)]), hidden_root=platform)
+    assert rep.reason in ('REWARD_NOT_DISCRIMINATIVE', 'REWARD_GOLD_LOW'), rep.failure()
+
+def test_dataset_gates(tmp_path, platform):
+    fam = get_family('arithmetic')
+    from agentforge.tasks import generate, hidden_keys
+    items = generate(fam, 60, seed=3, exclude=hidden_keys(fam, root=platform))
+    rows = [dict(prompt=i.prompt, answer=i.answer) for i in items]
+    assert validate(variant(tmp_path / 'a', platform, rows=rows[:10]), hidden_root=platform).reason == 'DATASET_TOO_SMALL'
+    assert validate(variant(tmp_path / 'b', platform, rows=rows[:30] * 2), hidden_root=platform).reason == 'DATASET_DUPLICATES'
+    given = [dict(prompt=f"{r['prompt']} (the answer is {r['answer']})", answer=r['answer']) for r in rows]
+    assert validate(variant(tmp_path / 'c', platform, rows=given), hidden_root=platform).reason == 'DATASET_ANSWER_IN_PROMPT'
+    import random
+    rng = random.Random(0)
+    impossible = [dict(prompt=r['prompt'], answer=''.join(rng.choice('qxzjkv') for _ in range(9))) for r in rows]
+    rep = validate(variant(tmp_path / 'd', platform, rows=impossible, rewards=[dict(use='exact_match', weight=1.0)]), hidden_root=platform)
+    assert rep.reason == 'SATURATED_NEVER', rep.failure()
+
+def test_leakage_gates(tmp_path, platform):
+    hid = hidden_split(get_family('arithmetic'), root=platform)
+    rows = [dict(prompt=i.prompt, answer=i.answer) for i in hid[:40]]
+    assert validate(variant(tmp_path / 'a', platform, rows=rows), hidden_root=platform).reason == 'LEAKAGE_HIDDEN_ITEM'
+    d = variant(tmp_path / 'b', platform)
+    (d / 'notes.md').write_text(f"found this: {hid[0].canary}")
+    assert validate(d, hidden_root=platform).reason == 'LEAKAGE_CANARY'
+    d = variant(tmp_path / 'c', platform, [dict(use='reward.py:r', weight=1.0)], reward_py=(
+        "TABLE = " + repr({i.prompt: i.answer for i in hid[:20]}) + "\n"
+        "def r(prompts, completions, answer, **kw):\n    return [float(c.strip() == a) for c, a in zip(completions, answer)]\n"))
+    assert validate(d, hidden_root=platform).reason == 'LEAKAGE_NGRAM'
+
+def test_hyperparameter_gates(tmp_path, platform):
+    assert validate(variant(tmp_path / 'a', platform, grpo=dict(max_steps=1500)), hidden_root=platform).reason == 'HYPERPARAMS_OVER_BUDGET'
+    assert validate(variant(tmp_path / 'b', platform, grpo=dict(max_completion_length=2)), hidden_root=platform).reason == 'HYPERPARAMS_COMPLETION_TOO_SHORT'
+
+def test_schema_and_brief(tmp_path, platform):
+    d = variant(tmp_path, platform)
+    assert validate(d, brief='date_math', hidden_root=platform).reason == 'BRIEF_MISMATCH'
+    (d / 'extra.txt').write_text('x')
+    rep = validate(d, hidden_root=platform)
+    assert rep.reason == 'DISALLOWED_FILE' and rep.checks[0].id == 'schema'
+    (d / 'extra.txt').unlink(); (d / 'link.jsonl').symlink_to(hidden_path(get_family('arithmetic'), platform))
+    assert validate(d, hidden_root=platform).reason == 'SYMLINK'
+
+def test_attempts_and_retry_limit(tmp_path, platform):
+    bad = variant(tmp_path / 'bad', platform, [dict(use='contains_answer', weight=1.0)])
+    good = variant(tmp_path / 'good', platform)
+    att = Attempts(max_attempts=3)
+    assert [att.validate(d, hidden_root=platform).validated for d in (bad, bad, good)] == [False, False, True]
+    assert att.validated_on == 3 and att.validate(good, hidden_root=platform).reason == 'RETRY_LIMIT'
+    never = Attempts(max_attempts=2)
+    for _ in range(3): r = never.validate(bad, hidden_root=platform)
+    assert never.validated_on is None and r.reason == 'RETRY_LIMIT' and never.used == 2
+
+def test_corruptions_never_equal_gold_where_avoidable():
+    rows = [dict(prompt=f'q{i}', answer=str(i)) for i in range(10)]
+    for c in corruptions(rows):
+        assert c['other'] != c['gold'] and c['wrong_format'] != c['gold'] and c['gold'] in c['buried']
+
+def test_concurrent_probes_with_adversarial_mix(tmp_path, platform):
+    "40 validations at concurrency 4, 10% adversarial (a fork/sleep/exit mix): honest verdicts unchanged."
+    honest = [example_spec(f, tmp_path / f'h{k}-{f}', hidden_root=platform) for k, f in enumerate(FAMS * 6)][:36]
+    evil = [variant(tmp_path / f'e{k}', platform, [dict(use='reward.py:r', weight=1.0)], reward_py=src) for k, src in enumerate([
+        "import os\ndef r(prompts, completions, answer, **kw):\n    while True: os.fork()\n",
+        "import time\ndef r(prompts, completions, answer, **kw):\n    time.sleep(60)\n",
+        "import sys\ndef r(prompts, completions, answer, **kw):\n    sys.exit(0)\n",
+        "def r(prompts, completions, answer, **kw):\n    x = bytearray(3 << 30)\n    return [1.0] * len(completions)\n"])]
+    jobs = [(d, True) for d in honest] + [(d, False) for d in evil]
+    import random; random.Random(0).shuffle(jobs)
+    with ThreadPoolExecutor(4) as ex:
+        reps = list(ex.map(lambda j: validate(j[0], hidden_root=platform, limits=Limits(call_s=3.0), saturation=False), jobs))
+    assert all(r.validated == ok for r, (_, ok) in zip(reps, jobs)), [(r.reason, str(d)) for r, (d, ok) in zip(reps, jobs) if r.validated != ok]
