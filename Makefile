@@ -8,7 +8,7 @@ STAMP   := $(VENV)/.installed
 # The CPU wheel of torch; a bare `torch` requirement would pull a multi-GB CUDA build.
 TORCH   ?= torch==2.13.0
 
-.PHONY: install demo test test-nbs test-py lint-nbs bench clean-venv help
+.PHONY: install demo test student test-nbs test-py lint-nbs bench clean-venv help
 
 help:
 	@echo "make demo   - set up .venv if needed, then run the CPU end-to-end demo"
@@ -35,15 +35,21 @@ lint-nbs: $(STAMP)
 	git diff --exit-code -- agentforge || (echo "nbdev-export changed agentforge/: export and commit" && exit 1)
 	test -z "$$(git status --porcelain -- agentforge nbs)" || (git status --porcelain -- agentforge nbs; echo "untracked files under nbs/ or agentforge/" && exit 1)
 
+# Build (or load) the tiny student once, before notebooks run in parallel, and print its dev band.
+student: $(STAMP)
+	$(BIN)/agentforge student
+
 test-nbs: $(STAMP)
 	$(BIN)/nbdev-test --n-workers 2
 
 test-py: $(STAMP)
 	$(BIN)/python -m pytest -q
 
-test: lint-nbs test-nbs test-py
+test: lint-nbs student test-nbs test-py
 
 bench: $(STAMP)
+	$(BIN)/python bench/probe.py
+	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/student.py
 
 clean-venv:

@@ -1,5 +1,5 @@
 "The probe: honest controls validate for every family; each degenerate or adversarial spec gets its reason code."
-import json, threading
+import hashlib, json, os, threading, time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import pytest, yaml
@@ -16,6 +16,28 @@ def platform(tmp_path_factory):
     root = tmp_path_factory.mktemp('platform')
     for f in FAMS: hidden_split(get_family(f), root=root)
     return root
+
+def _children() -> list:
+    "Live (non-zombie) processes whose parent is this test process."
+    out = []
+    for p in os.listdir('/proc'):
+        if not p.isdigit(): continue
+        try: st = open(f'/proc/{p}/stat').read().rsplit(')', 1)[1].split()
+        except OSError: continue
+        if st[0] != 'Z' and int(st[1]) == os.getpid(): out.append(p)
+    return out
+
+@pytest.fixture(autouse=True)
+def invariants(platform):
+    "After every probe test: hidden files unchanged, no sandbox left running, no af-* temp entries left."
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (platform / 'hidden').iterdir()}
+    tmp = {e for e in os.listdir('/tmp') if e.startswith('af-')}
+    yield
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (platform / 'hidden').iterdir()} == before
+    deadline = time.monotonic() + 5
+    while _children() and time.monotonic() < deadline: time.sleep(0.05)
+    assert _children() == []
+    assert {e for e in os.listdir('/tmp') if e.startswith('af-')} <= tmp
 
 def variant(tmp_path, platform, rewards=None, reward_py=None, rows=None, family='arithmetic', grpo=None):
     d = example_spec(family, tmp_path / 'spec', mode='train' if rows is not None else 'generate', hidden_root=platform)
@@ -73,6 +95,8 @@ def test_degenerate_custom_rewards(name, tmp_path, platform):
     rep = validate(d, hidden_root=platform)
     assert not rep.validated and rep.reason == code, (rep.reason, rep.failure())
     assert rep.failure().message
+    canaries = [i.canary for i in hidden_split(get_family('arithmetic'), root=platform)]
+    assert not any(c in json.dumps(rep.to_json()) for c in canaries)
 
 def test_counter_that_pays_first_calls(tmp_path, platform):
     d = variant(tmp_path, platform, [dict(use='reward.py:r', weight=1.0)], reward_py=(
