@@ -75,7 +75,7 @@ CUSTOM = {
     'length': ("return [min(1.0, len(c) / 40) for c in completions]", 'REWARD_GOLD_LOW'),
     'substring': ("return [float(a in c) for c, a in zip(completions, answer)]", 'REWARD_NOT_DISCRIMINATIVE'),
     'format_only': ("return [float(c.strip().lstrip('-').isdigit()) for c in completions]", 'REWARD_NOT_DISCRIMINATIVE'),
-    'flaky': ("import hashlib\n    if any(hashlib.md5(c.encode()).digest()[0] < 3 for c in completions): raise RuntimeError('flaky')\n"
+    'flaky': ("import hashlib\n    if any(hashlib.md5(c.encode()).digest()[0] < 40 for c in completions): raise RuntimeError('flaky')\n"
               "    return [float(c.strip() == a) for c, a in zip(completions, answer)]", 'REWARD_RAISED'),
     'true': ("return [True for c in completions]", 'REWARD_BAD_VALUE'),
     'string_one': ("return ['1' for c in completions]", 'REWARD_BAD_VALUE'),
