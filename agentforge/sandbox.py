@@ -314,10 +314,12 @@ def _bwrap_argv(files:dict, limits:Limits, info_w:int, hargs:list) -> tuple:
     fds = [_memfd('af-harness', HARNESS.encode()), _memfd('af-seccomp', seccomp_filter())]
     a = [shutil.which('bwrap') or 'bwrap', '--unshare-all', '--unshare-user', '--disable-userns', '--uid', '65534', '--gid', '65534',
          '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--hostname', 'sandbox']
+    # the scratch mounts first: a Python that lives under /tmp (a CI checkout's venv) is then bound on top of the tmpfs
+    a += ['--proc', '/proc', '--dev', '/dev', '--size', str(limits.shm_bytes), '--tmpfs', '/dev/shm',
+          '--size', str(limits.tmp_bytes), '--tmpfs', '/tmp']
     for src, dst in binds: a += ['--ro-bind', src, dst]
     for tgt, p in links: a += ['--symlink', tgt, p]
-    a += ['--proc', '/proc', '--dev', '/dev', '--size', str(limits.shm_bytes), '--tmpfs', '/dev/shm',
-          '--size', str(limits.tmp_bytes), '--tmpfs', '/tmp', '--size', str(sum(map(len, files.values())) + (1 << 20)), '--tmpfs', WORKSPACE]
+    a += ['--size', str(sum(map(len, files.values())) + (1 << 20)), '--tmpfs', WORKSPACE]
     for d in sorted({r.rsplit('/', 1)[0] for r in files if '/' in r}): a += ['--dir', f'{WORKSPACE}/{d}']
     for rel, data in sorted(files.items()):
         fds.append(_memfd('af-spec', data)); a += ['--perms', '0444', '--file', str(fds[-1]), f'{WORKSPACE}/{rel}']

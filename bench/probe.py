@@ -26,7 +26,7 @@ def inner_seconds(spec_dir, hidden) -> float:
     cfg = GRPOConfig(output_dir=out, use_cpu=True, bf16=False, max_steps=g['max_steps'], learning_rate=g['learning_rate'],
                      num_generations=g['num_generations'], per_device_train_batch_size=g['per_device_train_batch_size'],
                      max_completion_length=g['max_completion_length'], temperature=g['temperature'], beta=g['beta'],
-                     report_to='none', save_strategy='no', logging_steps=10, disable_tqdm=True)
+                     report_to='none', save_strategy='no', logging_strategy='no', disable_tqdm=True)
     data = Dataset.from_list([dict(prompt=as_messages(r['prompt']), answer=r['answer']) for r in rows])
     trainer = GRPOTrainer(model=model, reward_funcs=[make_reward(e) for e in spec.rewards], args=cfg,
                           train_dataset=data, processing_class=tok)
@@ -62,10 +62,11 @@ def main(runs:int, inner:bool):
         t = time.monotonic(); res = run_rewards(custom, 'exact', batch); one.append(time.monotonic() - t); assert res['exact'].ok
     print(f"\nsandbox one-shot run_rewards (start + import + call + teardown): median {statistics.median(one) * 1000:.1f} ms")
     if inner:
-        probe_s = statistics.median([validate(specs['arithmetic'], hidden_root=hidden).seconds for _ in range(runs)])
-        train_s = inner_seconds(specs['arithmetic'], hidden)
-        print(f"\nprobe vs one inner job (arithmetic example spec, TRL GRPOTrainer on CPU, no pre/post scoring): "
-              f"probe {probe_s:.2f} s, training {train_s:.1f} s, ratio {probe_s / train_s:.1%}")
+        print("\nprobe cost vs one inner job (plain TRL GRPOTrainer on CPU with the spec's grpo settings; no pre/post scoring)")
+        for name in sorted(FAMILIES):
+            probe_s = statistics.median([validate(specs[name], hidden_root=hidden).seconds for _ in range(runs)])
+            train_s = inner_seconds(specs[name], hidden)
+            print(f"  {name:18s} probe {probe_s:5.2f} s   training {train_s:6.1f} s   ratio {probe_s / train_s:6.1%}")
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
