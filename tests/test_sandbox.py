@@ -232,7 +232,7 @@ def test_environ_and_planted_secret_unreadable(guard, tmp_path, monkeypatch, pla
     token = 'AFSECRET-' + os.urandom(8).hex()
     monkeypatch.setenv('AGENTFORGE_TEST_SECRET', token)
     src = f'''
-import os
+import os, sys
 def f(completions, **kw):
     seen = []
     for p in os.listdir("/proc"):
@@ -244,7 +244,8 @@ def f(completions, **kw):
         try: seen.append(open(path, "rb").read()); print("GOT-FILE", path)
         except OSError as e: print("refused", path, type(e).__name__)
     for top in ("/tmp", "/workspace", "/dev/shm", "/harness"):
-        for d, _, files in os.walk(top):
+        for d, dirs, files in os.walk(top):
+            dirs[:] = [x for x in dirs if not os.path.join(d, x).startswith((sys.prefix, sys.base_prefix))]  # a venv under /tmp
             for fn in files:
                 try: seen.append(open(os.path.join(d, fn), "rb").read(1 << 16))
                 except OSError: pass
