@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #6d5627dd
 from __future__ import annotations
-import json, sys, time
+import json, time
 from pathlib import Path
 from typing import Optional
 import typer

@@ -4,8 +4,8 @@
 
 # %% ../nbs/02a_families.ipynb #1f3ff0ef
 from __future__ import annotations
-import datetime as dt, random, re
-from .tasks import Family, Param, exact_match, normalize, generate, dev_split
+import datetime as dt, re
+from .tasks import Family, Param, normalize
 from .support import CustomerSupport
 
 # %% auto #0

@@ -5,14 +5,13 @@
 # %% ../nbs/03a_models.ipynb #717de2de
 from __future__ import annotations
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 import torch
 from tokenizers import Tokenizer, decoders, models as tok_models, pre_tokenizers
 from transformers import (AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen3Config,
                           Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
-from trl.chat_template_utils import add_response_schema, parse_response, qwen3_chat_template
-from .presets import PRESETS, Preset, WeightsUnavailable, get_preset, presets_for
+from trl.chat_template_utils import add_response_schema, qwen3_chat_template
+from .presets import PRESETS, WeightsUnavailable, get_preset
 
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'MARKER_TOKENS', 'TINY_SIZES', 'ATTENTION_MODULES', 'EXPERT_PARAMETERS', 'build_tokenizer',

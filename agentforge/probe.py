@@ -4,15 +4,14 @@
 
 # %% ../nbs/06_probe.ipynb #618767fd
 from __future__ import annotations
-import json, math, random, re, statistics, time
-from dataclasses import asdict, dataclass, field
+import json, random, re, statistics, time
+from dataclasses import asdict, dataclass
 from functools import lru_cache
-from pathlib import Path
 from .tasks import CANARY_PREFIX, as_messages, hidden_split, normalize, prompt_key, dev_split
 from .families import get_family
-from .spec import QUOTAS, Spec, SpecError, check_tree, load_rows, load_spec, read_spec_file
-from .rewards import combine, completion_text, make_reward
-from .sandbox import REASONS, Limits, RewardWorker, is_infra
+from .spec import QUOTAS, Spec, SpecError, load_rows, load_spec
+from .rewards import combine, make_reward
+from .sandbox import REASONS, Limits, RewardWorker, read_tree
 from .grading import MAX_ATTEMPTS
 
 # %% auto #0
@@ -96,7 +95,7 @@ def check_dataset(spec:Spec, rows:list) -> Check:
 def check_leakage(spec:Spec, rows:list, hidden_root=None) -> Check:
     "Reject any hidden canary, any training row that is a hidden item, any hidden prompt copied into a spec file."
     hidden = hidden_split(get_family(spec.brief), root=hidden_root)
-    texts = {rel: read_spec_file(spec.root, rel, QUOTAS['max_file_bytes']).decode('utf-8', 'replace') for rel in _files(spec)}
+    texts = {rel: b.decode('utf-8', 'replace') for rel, b in read_tree(spec.root, QUOTAS['max_files'], QUOTAS['max_total_bytes']).items()}
     texts['<rows>'] = json.dumps(rows, ensure_ascii=False)
     canaries = [rel for rel, t in texts.items() if CANARY_PREFIX in t or any(i.canary in t for i in hidden)]
     if canaries: return Check('leakage', False, f"hidden-eval canary found in {canaries}: the spec holds hidden items", 'LEAKAGE_CANARY')
@@ -108,10 +107,6 @@ def check_leakage(spec:Spec, rows:list, hidden_root=None) -> Check:
     copied = sorted(rel for rel, ks in found.items() if len(ks) >= 3 or any(len(k) >= 24 for k in ks))
     if copied: return Check('leakage', False, f"hidden-eval prompts appear verbatim in {copied}", 'LEAKAGE_NGRAM')
     return Check('leakage', True, f"no canary and no overlap with the {len(hidden)} hidden items")
-
-def _files(spec:Spec) -> list:
-    "Relative paths of the spec's files (check_tree already vetted them)."
-    return sorted(str(p.relative_to(spec.root)) for p in spec.root.rglob('*') if p.is_file())
 
 # %% ../nbs/06_probe.ipynb #b0684ef7
 CORRUPTIONS = ('empty', 'other', 'buried', 'wrong_format', 'padded', 'echo', 'constant')

@@ -4,7 +4,7 @@
 
 # %% ../nbs/03b_student.ipynb #3a8a5ae6
 from __future__ import annotations
-import contextlib, dataclasses, fcntl, hashlib, json, math, os, random, shutil, time
+import dataclasses, fcntl, hashlib, json, math, os, random, shutil, time
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -12,7 +12,7 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import __version__
 from .tasks import Prompt, as_messages, cache_dir, dev_split, prompt_key
-from .families import FAMILIES, get_family
+from .families import get_family
 from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
