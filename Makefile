@@ -51,6 +51,8 @@ bench: $(STAMP)
 	$(BIN)/python bench/probe.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/student.py
+	$(BIN)/python bench/inner.py
+	$(BIN)/python bench/pool.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -31,9 +31,24 @@ def test_grade_values_and_errors():
     assert r.exit_code == 2 and 'reference' in r.output
 
 def test_coming_commands_say_so():
-    for c in ('train', 'pool', 'outer', 'transfer'):
+    for c in ('outer', 'transfer'):
         r = R.invoke(app, [c, 'x'])
         assert r.exit_code == 2 and 'not built yet' in r.output
+
+def test_pool_commands(tmp_path):
+    "status on a missing pool is a usage error; a queued inner job shows up; a worker --until-idle runs a queue to empty."
+    r = R.invoke(app, ['pool', 'status', '--root', str(tmp_path / 'none')])
+    assert r.exit_code == 2 and 'no pool' in r.output
+    from agentforge.pool import Pool
+    p = Pool(tmp_path / 'p', capacity={'inner': 1})
+    jid = p.submit('json:dumps', dict(obj=1), key='k')  # a stdlib function is still fn(job_dir, **args): it fails
+    r = R.invoke(app, ['pool', 'status', '--root', str(tmp_path / 'p')])
+    assert r.exit_code == 0 and 'inner' in r.output and 'queued' in r.output
+    r = R.invoke(app, ['pool', 'worker', '--root', str(tmp_path / 'p'), '--until-idle', '--lease-s', '5'])
+    job = p.get(jid)
+    assert r.exit_code == 0 and (job.state, job.attempts) == ('dead', 3) and 'TypeError' in job.error, (job.state, job.error)
+    r = R.invoke(app, ['pool', 'worker', '--root', str(tmp_path / 'p'), '--backend', 'slurm'])
+    assert r.exit_code == 2 and 'local' in r.output
 
 
 def test_validate_exit_codes_and_json(tmp_path, monkeypatch):

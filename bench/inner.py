@@ -1,0 +1,74 @@
+"""Benchmark the inner job: our wrapper vs the same TRL GRPOTrainer called directly, and uplift per family.
+
+Run: .venv/bin/python bench/inner.py [--families string_ops arithmetic ...] [--repeats 2] [--set max_steps=100 ...]
+
+1. Overhead: `inner.train_spec` (dataset, reward wiring, atomic checkpoints every 20 steps, final save) against a
+   plain `GRPOTrainer` built from the same `GRPOConfig` (no checkpoints), alternating A/B in one process so both see
+   the same machine load. Target: ratio <= 1.10.
+2. Per family: `inner.run_inner` on the family's example spec (spec.example_spec, n=256 rows), cache off: the hidden
+   pre and post scores, the uplift, training seconds and the whole job's wall seconds (scoring processes included).
+Prints figures; asserts nothing (these machines are shared and noisy: targets live here, not in unit tests).
+"""
+import argparse, statistics, tempfile, time
+from pathlib import Path
+import yaml
+from agentforge.families import FAMILIES
+from agentforge.inner import grpo_config, load_student_model, reward_functions, run_inner, train_spec, training_dataset
+from agentforge.spec import example_spec, load_rows, load_spec
+
+def make_spec(family:str, where:Path, hidden:Path, overrides:dict) -> Path:
+    "The family's example spec, with `grpo` fields overridden."
+    d = example_spec(family, where, n=256, hidden_root=hidden)
+    doc = yaml.safe_load((d / 'task.yaml').read_text()); doc['grpo'].update(overrides)
+    (d / 'task.yaml').write_text(yaml.safe_dump(doc, sort_keys=False))
+    return d
+
+def direct_seconds(spec, rows, out:Path) -> float:
+    "Wall seconds of trainer.train() for a GRPOTrainer built by hand from the same config (no checkpoints)."
+    from trl import GRPOTrainer
+    model, tok = load_student_model('tiny-student')
+    fns, _ = reward_functions(spec, None)
+    tr = GRPOTrainer(model=model, reward_funcs=fns, args=grpo_config(spec, out, seed=0), train_dataset=training_dataset(spec, rows),
+                     processing_class=tok)
+    t = time.monotonic(); tr.train(); return time.monotonic() - t
+
+def wrapper_seconds(spec, rows, out:Path) -> float:
+    "Wall seconds of inner.train_spec end to end (model load, trainer build, training, checkpoints, final save)."
+    t = time.monotonic(); train_spec(spec, rows, out, seed=0); return time.monotonic() - t
+
+def overhead(root:Path, hidden:Path, family:str, repeats:int, overrides:dict):
+    spec = load_spec(make_spec(family, root / 'ovh', hidden, overrides)); rows = load_rows(spec, hidden_root=hidden)
+    d, w = [], []
+    for i in range(repeats):
+        d.append(direct_seconds(spec, rows, root / f'direct{i}')); w.append(wrapper_seconds(spec, rows, root / f'wrap{i}'))
+    print(f"\n1. overhead on {family} ({spec.grpo['max_steps']} steps): direct GRPOTrainer.train() {[round(x, 1) for x in d]} s, "
+          f"inner.train_spec {[round(x, 1) for x in w]} s -> ratio of medians {statistics.median(w) / statistics.median(d):.3f} (target <= 1.10)")
+
+def per_family(root:Path, hidden:Path, families:list, overrides:dict, seed:int):
+    print(f"\n2. run_inner per family (example spec, n=256, seed {seed}, grpo overrides {overrides or 'none'})")
+    print(f"{'family':18s} {'pre':>6s} {'post':>6s} {'post-pre':>8s} {'uplift':>6s} {'train_s':>7s} {'job_s':>6s}  reward first->last")
+    ups = []
+    for f in families:
+        r = run_inner(make_spec(f, root / f, hidden, overrides), seed=seed, cache=False, hidden_root=hidden, cache_root=root / 'results')
+        m = r.metrics.get('reward', {})
+        ups.append(r.post - r.pre)
+        print(f"{f:18s} {r.pre:6.3f} {r.post:6.3f} {r.post - r.pre:+8.3f} {r.uplift:6.3f} {r.train_seconds:7.1f} {r.seconds:6.1f}  "
+              f"{m.get('first', float('nan')):.3f}->{m.get('last', float('nan')):.3f}")
+    print(f"{'mean':18s} {'':6s} {'':6s} {statistics.mean(ups):+8.3f}")
+
+def main(a):
+    overrides = {k: yaml.safe_load(v) for k, v in (s.split('=', 1) for s in a.set)}
+    root = Path(tempfile.mkdtemp(prefix='bench-inner-')); hidden = root / 'platform'
+    t = time.monotonic(); load_student_model('tiny-student'); print(f"student load: {time.monotonic() - t:.2f} s")
+    if not a.skip_overhead: overhead(root, hidden, a.overhead_family, a.repeats, overrides)
+    per_family(root, hidden, a.families, overrides, a.seed)
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--families', nargs='+', default=sorted(FAMILIES), help='families for the per-family table')
+    ap.add_argument('--repeats', type=int, default=2, help='A/B pairs for the overhead figure')
+    ap.add_argument('--overhead-family', default='string_ops', help='the spec timed for the overhead figure')
+    ap.add_argument('--skip-overhead', action='store_true', help='only the per-family table')
+    ap.add_argument('--set', nargs='*', default=[], metavar='KEY=VALUE', help="override grpo fields, e.g. max_steps=100")
+    ap.add_argument('--seed', type=int, default=0, help='training and scoring seed')
+    main(ap.parse_args())
