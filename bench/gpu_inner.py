@@ -20,10 +20,11 @@ def build_random_student(preset:str, folder:Path, rehearsal:bool) -> Path:
     "Save the preset's architecture with random weights and our tokenizer to `folder`."
     import torch
     from transformers import AutoModelForCausalLM
+    from transformers import Qwen3Config
     from agentforge.models import build_tokenizer, random_init_config
     cfg = random_init_config(preset)
-    if rehearsal: cfg.update(dict(num_hidden_layers=2, hidden_size=64, intermediate_size=128, num_attention_heads=4,
-                                  num_key_value_heads=2, head_dim=16, vocab_size=4096))
+    if rehearsal: cfg = Qwen3Config(**{**cfg.to_dict(), 'layer_types': None, **dict(num_hidden_layers=2, hidden_size=64,
+                                       intermediate_size=128, num_attention_heads=4, num_key_value_heads=2, head_dim=16, vocab_size=4096)})
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(cfg, dtype=torch.float32 if rehearsal else torch.bfloat16)
     model.save_pretrained(folder); build_tokenizer().save_pretrained(folder)
@@ -47,7 +48,7 @@ def main(a):
                    device=device, save_steps=0)
     steps = [h['step_time'] for h in t.history if 'step_time' in h]
     toks = sum(h.get('completions/mean_length', 0) * a.batch for h in t.history)
-    out = dict(preset=a.preset, rehearsal=a.cpu_rehearsal, device=torch.cuda.get_device_name() if device == 'cuda' else platform.processor(),
+    out = dict(preset=a.preset, rehearsal=a.cpu_rehearsal, device=torch.cuda.get_device_name() if device == 'cuda' else f'cpu ({platform.machine()})',
                steps=t.steps, train_seconds=round(t.seconds, 3), student_build_seconds=round(build_s, 2),
                step_seconds=dict(median=round(statistics.median(steps), 4), all=[round(s, 4) for s in steps]) if steps else None,
                completion_tokens_per_second=round(toks / t.seconds, 1), batch=a.batch, max_completion_length=a.max_len,
