@@ -180,6 +180,18 @@ def test_cli_train_json_and_refusals(tmp_path, platform, monkeypatch):
     r = CliRunner().invoke(app, ['train', str(tmp_path / 'nope')])
     assert r.exit_code == 2
 
+def test_cli_submit_then_pool_worker_runs_it_once(tmp_path, platform, monkeypatch):
+    "train --submit queues an inner job keyed by its result key (twice: one job); pool worker --until-idle runs it."
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(platform))
+    d = spec_dir(tmp_path / 's', 'arithmetic', platform, max_steps=2)
+    root = tmp_path / 'pool'
+    subs = [json.loads(CliRunner().invoke(app, ['train', str(d), '--submit', str(root)]).stdout) for _ in range(2)]
+    assert subs[0] == subs[1] and subs[0]['pool'] == 'inner'
+    r = CliRunner().invoke(app, ['pool', 'worker', '--root', str(root), '--until-idle'])
+    assert r.exit_code == 0, r.output
+    job = Pool(root, capacity={'inner': 1}).get(subs[0]['job'])
+    assert (job.state, job.attempts, job.result['steps']) == ('done', 1, 2) and len(Pool(root).jobs()) == 1
+
 # Measured with bench/inner.py on three fresh platforms (each its own hidden split): mean post - pre over the six
 # families of +0.040 with these example settings (5 of 6 families up); the per-family standard error of post - pre is
 # about 0.04 (2 x 128 hidden samples each side), so the mean over six has a standard error of about 0.016.
