@@ -1,0 +1,30 @@
+"""Every quiz bank under nbs/quizzes/ is well formed, and numeric answers agree with the library that teaches them."""
+from pathlib import Path
+import pytest, yaml
+from agentforge.grading import uplift
+
+BANKS = sorted((Path(__file__).resolve().parents[1] / 'nbs' / 'quizzes').glob('*.yaml'))
+
+@pytest.mark.parametrize('bank', BANKS, ids=lambda p: p.stem)
+def test_bank_is_well_formed(bank):
+    qs = yaml.safe_load(bank.read_text())
+    assert isinstance(qs, list) and qs and len({q['id'] for q in qs}) == len(qs)
+    nbs = bank.parents[1]
+    assert (nbs / f'{bank.stem}.ipynb').exists(), f'{bank.name} names no lesson'
+    for q in qs:
+        assert q['type'] in ('single', 'multi', 'numeric') and q['question'].strip(), q['id']
+        if q['type'] == 'numeric':
+            assert isinstance(q['answer'], (int, float)) and q['tolerance'] >= 0 and q['feedback'].strip(), q['id']
+            continue
+        right = sum(a['correct'] is True for a in q['answers'])
+        assert right == 1 if q['type'] == 'single' else right >= 1, q['id']  # multi: select all that apply
+        assert all(isinstance(a['correct'], bool) and a['text'].strip() and a['feedback'].strip() for a in q['answers']), q['id']
+
+def test_numeric_answers_match_the_code():
+    inner = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '07_inner.yaml').read_text())}
+    assert abs(uplift(0.25, 0.40) - inner['inner-uplift-normalised']['answer']) < 1e-9
+    pool = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '08_pool.yaml').read_text())}
+    import inspect
+    from agentforge.pool import Pool
+    d = {k: v.default for k, v in inspect.signature(Pool.__init__).parameters.items()}
+    assert min(d['backoff_s'] * 2 ** (3 - 1), d['max_backoff_s']) == pool['pool-backoff']['answer']
