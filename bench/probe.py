@@ -12,27 +12,9 @@ from agentforge.sandbox import run_rewards
 from agentforge.spec import example_spec
 
 def inner_seconds(spec_dir, hidden) -> float:
-    "Wall seconds of a plain TRL GRPOTrainer run of the spec (its grpo settings, built-in rewards) on the tiny student."
-    import shutil, tempfile as tf
-    from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
-    from agentforge.rewards import make_reward
-    from agentforge.spec import load_rows, load_spec
-    from agentforge.tasks import as_messages
-    spec = load_spec(spec_dir); rows = load_rows(spec, hidden_root=hidden)
-    model, tok = _student('tiny-student')
-    import copy; model = copy.deepcopy(model).train()
-    g, out = spec.grpo, tf.mkdtemp()
-    cfg = GRPOConfig(output_dir=out, use_cpu=True, bf16=False, max_steps=g['max_steps'], learning_rate=g['learning_rate'],
-                     num_generations=g['num_generations'], per_device_train_batch_size=g['per_device_train_batch_size'],
-                     max_completion_length=g['max_completion_length'], temperature=g['temperature'], beta=g['beta'],
-                     report_to='none', save_strategy='no', logging_strategy='no', disable_tqdm=True)
-    data = Dataset.from_list([dict(prompt=as_messages(r['prompt']), answer=r['answer']) for r in rows])
-    trainer = GRPOTrainer(model=model, reward_funcs=[make_reward(e) for e in spec.rewards], args=cfg,
-                          train_dataset=data, processing_class=tok)
-    t = time.monotonic(); trainer.train(); secs = time.monotonic() - t
-    shutil.rmtree(out, ignore_errors=True)
-    return secs
+    "Wall seconds of the whole inner job the probe guards: `inner.run_inner` (pre and post hidden scoring included, cache off)."
+    from agentforge.inner import run_inner
+    return run_inner(spec_dir, cache=False, hidden_root=hidden, cache_root=Path(tempfile.mkdtemp())).seconds
 
 def main(runs:int, inner:bool):
     root = Path(tempfile.mkdtemp()); hidden = root / 'platform'
@@ -62,14 +44,14 @@ def main(runs:int, inner:bool):
         t = time.monotonic(); res = run_rewards(custom, 'exact', batch); one.append(time.monotonic() - t); assert res['exact'].ok
     print(f"\nsandbox one-shot run_rewards (start + import + call + teardown): median {statistics.median(one) * 1000:.1f} ms")
     if inner:
-        print("\nprobe cost vs one inner job (plain TRL GRPOTrainer on CPU with the spec's grpo settings; no pre/post scoring)")
+        print("\nprobe cost vs one inner job (inner.run_inner on CPU: training plus hidden pre/post scoring)")
         for name in sorted(FAMILIES):
             probe_s = statistics.median([validate(specs[name], hidden_root=hidden).seconds for _ in range(runs)])
             train_s = inner_seconds(specs[name], hidden)
-            print(f"  {name:18s} probe {probe_s:5.2f} s   training {train_s:6.1f} s   ratio {probe_s / train_s:6.1%}")
+            print(f"  {name:18s} probe {probe_s:5.2f} s   inner job {train_s:6.1f} s   ratio {probe_s / train_s:6.1%}")
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--runs', type=int, default=7, help='validate() runs per spec')
-    ap.add_argument('--inner', action='store_true', help='also time a plain TRL GRPOTrainer run of a spec (probe cost ratio)')
+    ap.add_argument('--inner', action='store_true', help='also time the whole inner job of each spec (probe cost ratio)')
     a = ap.parse_args(); main(a.runs, a.inner)
