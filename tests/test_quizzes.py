@@ -28,3 +28,16 @@ def test_numeric_answers_match_the_code():
     from agentforge.pool import Pool
     d = {k: v.default for k, v in inspect.signature(Pool.__init__).parameters.items()}
     assert min(d['backoff_s'] * 2 ** (3 - 1), d['max_backoff_s']) == pool['pool-backoff']['answer']
+
+def test_transfer_numeric_answer_matches_the_code():
+    transfer = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '12_transfer.yaml').read_text())}
+    from agentforge.transfer import paired_diff_ci
+    q = transfer['transfer-paired-mean']
+    assert abs(paired_diff_ci([0.50, 0.60, 0.40, 0.70], [0.30, 0.50, 0.40, 0.40])['mean'] - q['answer']) <= q['tolerance']
+
+def test_outer_numeric_answer_matches_the_code():
+    outer = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '11_outer.yaml').read_text())}
+    import torch
+    from agentforge.outer import group_advantages
+    q = outer['outer-advantage-winner']
+    assert abs(group_advantages(torch.tensor([1., 0., 0., 0.]))[0].item() - q['answer']) <= q['tolerance']

@@ -1,0 +1,212 @@
+"""agentforge.outer: advantages and loss against hand-computed numbers, masking, LoRA-only updates, tied groups that
+skip the step, and a SIGKILLed run that resumes to the same metrics and adapter as an uninterrupted one."""
+import dataclasses, os, subprocess, sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+import pytest, torch
+from agentforge import outer
+from agentforge.outer import (OuterConfig, Sample, collate, group_advantages, jobs_for_step, make_optimizer, pg_loss,
+                              read_metrics, samples_from, token_logprobs, train, update)
+from agentforge.pool import ResumeMismatch
+
+CFG = OuterConfig(steps=4, group_size=4, briefs_per_step=2, learning_rate=2e-2, micro_batch=3,
+                  families=('arithmetic', 'string_ops', 'date_math'))
+N_TOKENS = 6
+
+def tiny_agent(seed:int=0):
+    "The tiny Qwen3 agent model with a rank-4 LoRA adapter, the byte-level tokenizer, temperature 1."
+    import peft
+    from agentforge.models import build_tokenizer, lora_config, tiny_model
+    m = tiny_model('agent', seed)  # seeds torch, so the LoRA init that follows is seeded too
+    return SimpleNamespace(model=peft.get_peft_model(m, lora_config(m, r=4, alpha=8)), tok=build_tokenizer(), temperature=1.0)
+
+@dataclass
+class Record:
+    "The fields of an episode record that the outer loop reads."
+    brief:str; seed:int; turns:list; reward:dict; validated_on:int|None = None; attempts:int = 1; tokens:int = 0
+    seconds:dict = field(default_factory=lambda: dict(agent=0.0, probe=0.0, inner=0.0)); inner:dict|None = None
+
+def rollout(agent, jobs, step):
+    """A test rollout (the real one is `episode.run_episodes`, wired by the lead): per job, sample N_TOKENS tokens
+    after a short prompt with torch, seeded by the job's seed, record prompt_ids/completion_ids/logprobs, and score
+    reward = share of the completion made of chosen bytes (the lowercase ASCII letters)."""
+    letters, out = set(agent.tok.convert_tokens_to_ids(list('abcdefghijklmnopqrstuvwxyz'))), []
+    for brief, seed in jobs:
+        g, prompt = torch.Generator().manual_seed(seed), agent.tok.encode(f'{brief}:')
+        ids, lps = list(prompt), []
+        with torch.no_grad():
+            for _ in range(N_TOKENS):
+                lp = agent.model(input_ids=torch.tensor([ids])).logits[0, -1].float().log_softmax(-1)
+                t = int(torch.multinomial(lp.exp(), 1, generator=g)); ids.append(t); lps.append(float(lp[t]))
+        comp = ids[len(prompt):]; r = sum(t in letters for t in comp) / N_TOKENS
+        out.append(Record(brief, seed, [dict(prompt_ids=prompt, completion_ids=comp, logprobs=lps)],
+                          dict(total=r, validation=1.0, uplift=r, speed=0.0), validated_on=1, tokens=N_TOKENS))
+    return out
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    "Run every test on one thread: bit-identical floats across processes, and no thread contention on a shared CPU."
+    n = torch.get_num_threads(); torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+def close(a, b, eps:float=1e-6):
+    "Assert `a` is within `eps` of `b` (numbers or nested lists, against a tensor or a number)."
+    torch.testing.assert_close(torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64), rtol=0, atol=eps)
+
+def _lora(agent) -> dict: return {n: p.detach().clone() for n, p in agent.model.named_parameters() if 'lora_' in n}
+def _drop_seconds(rows) -> list: return [{k: v for k, v in r.items() if not k.startswith('seconds')} for r in rows]
+
+def test_advantages_by_hand():
+    close(group_advantages(torch.tensor([1., 0., 0., 0.])), [0.75 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001, -0.25 / 0.5001])
+    close(group_advantages(torch.tensor([1., 0., 0., 0.]), 'none'), [0.75, -0.25, -0.25, -0.25])
+    close(group_advantages(torch.tensor([[0.2, 0.8], [3., 3.]])), [[-0.3 / (0.6 / 2 ** 0.5 + 1e-4), 0.3 / (0.6 / 2 ** 0.5 + 1e-4)], [0, 0]])
+    assert group_advantages(torch.full((8,), 0.7)).tolist() == [0.0] * 8   # r - mean is 6e-8 here, not 0
+    assert group_advantages(torch.tensor([0.4])).tolist() == [0.0]
+    with pytest.raises(ValueError): group_advantages(torch.tensor([1., 0.]), 'max')
+
+def test_loss_by_hand_with_clipping():
+    logp = torch.tensor([[0.0, 0.5, -0.5, 9.0], [0.5, -0.5, 0.0, 0.0]])
+    mask, adv, old = torch.tensor([[1., 1, 1, 0], [1, 1, 0, 0]]), torch.tensor([1., -2.]), torch.zeros(2, 4)
+    loss, st = pg_loss(logp, old, adv, mask, clip_eps=0.2)
+    # token terms: 1, min(1.6487, 1.2)=1.2 (clipped), 0.6065 | min(-3.2974, -2.4)=-3.2974, min(-1.2131, -1.6)=-1.6 (clipped)
+    close(loss.item(), 0.41818238)
+    assert (st['tokens'], st['clip_frac'], 'kl' in st) == (5, 0.4, False)
+    loss2, st2 = pg_loss(logp, old, adv, mask, clip_eps=0.2, ref_logp_BT=torch.zeros(2, 4), beta=0.1)
+    k3 = 2 * (torch.exp(torch.tensor(-0.5)) + 0.5 - 1) + 2 * (torch.exp(torch.tensor(0.5)) - 0.5 - 1)  # e^(ref-logp) - (ref-logp) - 1
+    close(st2['kl'], k3.item() / 5)
+    close(loss2.item(), 0.41818238 + 0.1 * k3.item() / 5)
+
+def test_samples_and_collate():
+    t = lambda p, c: dict(prompt_ids=p, completion_ids=c, logprobs=[-0.5] * len(c))
+    groups = [[Record('arithmetic', 0, [t([1, 2], [3]), dict(prompt_ids=None, completion_ids=None, logprobs=None), t([1, 2, 3, 4], [5, 6])], dict(total=1.0)),
+               Record('arithmetic', 1, [t([1], [9])], dict(total=0.0))], [Record('date_math', 2, [t([1], [2])], dict(total=0.3)),
+               Record('date_math', 3, [t([1], [2])], dict(total=0.3))]]
+    s = samples_from(groups)
+    assert [(x.episode, x.completion_ids) for x in s] == [(0, [3]), (0, [5, 6]), (1, [9])]
+    assert s[0].advantage == s[1].advantage == -s[2].advantage > 0
+    b = collate(s, pad_id=0)
+    assert b['input_ids_BT'].tolist() == [[1, 2, 3, 0, 0, 0], [1, 2, 3, 4, 5, 6], [1, 9, 0, 0, 0, 0]]
+    assert b['loss_mask_BT'].tolist() == [[0, 0, 1, 0, 0, 0], [0, 0, 0, 0, 1, 1], [0, 1, 0, 0, 0, 0]]
+    assert b['attention_mask_BT'].tolist() == [[1, 1, 1, 0, 0, 0], [1] * 6, [1, 1, 0, 0, 0, 0]]
+    assert b['old_logp_BT'][1, 4:].tolist() == [-0.5, -0.5] and b['old_logp_BT'][1, :4].abs().sum() == 0
+
+def test_masked_tokens_get_zero_gradient():
+    logp = torch.randn(3, 7).requires_grad_()
+    mask = (torch.rand(3, 7) > 0.5).float(); mask[0, 0] = 1
+    old = logp.detach() + 0.3 * torch.randn(3, 7); old[mask == 0] = float('inf')   # even absurd values off the mask
+    loss, _ = pg_loss(logp, old, torch.tensor([1.0, -0.5, 2.0]), mask)
+    loss.backward()
+    assert torch.isfinite(loss) and (logp.grad[mask == 0] == 0).all() and (logp.grad[mask == 1] != 0).any()
+    # the model: tokens after a row's last completion token (attended, unmasked) leave the LoRA gradient unchanged
+    agent = tiny_agent()
+    with torch.no_grad():
+        for n, p in agent.model.named_parameters():
+            if 'lora_B' in n: p.normal_(0, 0.05)   # B starts at 0, which would hide A's gradient
+    s = [Sample([5, 6, 7], [8, 9], [-1.0, -2.0], 1.0, 0), Sample([5, 6, 7, 8, 9, 10, 11], [12, 13], [-1.0, -1.0], -1.0, 1),
+         Sample([5], [6], [-3.0], 0.5, 2)]
+    def lora_grad(b):
+        agent.model.zero_grad()
+        pg_loss(token_logprobs(agent.model, b['input_ids_BT'], b['attention_mask_BT']), b['old_logp_BT'], b['adv_B'], b['loss_mask_BT'])[0].backward()
+        return {n: p.grad.clone() for n, p in agent.model.named_parameters() if p.requires_grad}
+    b = collate(s, agent.tok.pad_token_id); g1 = lora_grad(b)
+    b['input_ids_BT'][0, 5:] = torch.tensor([40, 41, 42, 43]); b['attention_mask_BT'][0, 5:] = 1   # a tail after row 0's completion
+    g2 = lora_grad(b)
+    assert all(g.abs().sum() > 0 for g in g1.values())
+    assert all(torch.equal(g2[n], g1[n]) for n in g1)   # bit for bit: causal attention never looks ahead
+
+def test_update_trains_lora_only():
+    agent = tiny_agent(); opt = make_optimizer(agent, CFG)
+    base0 = {n: p.detach().clone() for n, p in agent.model.named_parameters() if not p.requires_grad}
+    lora0 = _lora(agent); assert lora0 and all('lora_' in n for n, p in agent.model.named_parameters() if p.requires_grad)
+    for step in (0, 1):   # LoRA B starts at 0, so A gets its first gradient on the second step
+        recs = rollout(agent, jobs_for_step(CFG, step), step)
+        st = update(agent, [recs[:4], recs[4:]], CFG, opt)
+        assert not st['skipped'] and st['samples'] > 0 and st['grad_norm'] > 0
+    moved = [n for n, p in _lora(agent).items() if not torch.equal(p, lora0[n])]
+    assert sorted(moved) == sorted(lora0)
+    assert all(torch.equal(p, base0[n]) for n, p in agent.model.named_parameters() if not p.requires_grad)
+
+def test_equal_rewards_skip_the_step():
+    agent = tiny_agent(); opt = make_optimizer(agent, CFG)
+    recs = rollout(agent, jobs_for_step(CFG, 0)[:4], 0)
+    for r in recs: r.reward['total'] = 0.25
+    before = {n: p.detach().clone() for n, p in agent.model.named_parameters()}
+    st = update(agent, [recs], CFG, opt)
+    assert (st['skipped'], st['samples'], st['loss'], st['grad_norm']) == (True, 0, None, None)
+    assert all(torch.equal(p, before[n]) for n, p in agent.model.named_parameters()) and not opt.state
+
+def test_kl_reference_is_the_base():
+    agent, cfg = tiny_agent(), dataclasses.replace(CFG, beta=0.5)
+    opt = make_optimizer(agent, cfg); recs = rollout(agent, jobs_for_step(cfg, 0), 0)
+    assert update(agent, [recs[:4], recs[4:]], cfg, opt)['kl'] == 0.0   # LoRA B = 0: the adapter is the base
+    recs = rollout(agent, jobs_for_step(cfg, 1), 1)
+    assert update(agent, [recs[:4], recs[4:]], cfg, opt)['kl'] > 0
+
+@pytest.fixture(scope='module')
+def uninterrupted(tmp_path_factory):
+    "A 4-step run without interruption, on one thread: its metrics rows and final adapter."
+    n = torch.get_num_threads(); torch.set_num_threads(1)
+    try:
+        agent = tiny_agent(); rows = train(agent, CFG, tmp_path_factory.mktemp('straight'), rollout, progress=False)
+    finally: torch.set_num_threads(n)
+    return rows, _lora(agent)
+
+CHILD = '''
+import os, signal, sys, torch
+torch.set_num_threads(1)
+sys.path.insert(0, sys.argv[2])
+import test_outer as t
+from agentforge import outer
+real = outer.save_state
+def save_or_die(run_dir, step, *a, **k):
+    if step == 3: os.kill(os.getpid(), signal.SIGKILL)   # step 3's metrics row is written, its checkpoint is not
+    return real(run_dir, step, *a, **k)
+outer.save_state = save_or_die
+outer.train(t.tiny_agent(), t.CFG, sys.argv[1], t.rollout, progress=False)
+'''
+
+def test_sigkill_then_resume_matches_uninterrupted(tmp_path, uninterrupted):
+    rows, lora = uninterrupted
+    assert [r['step'] for r in rows] == [0, 1, 2, 3] and sum(not r['skipped'] for r in rows) >= 3
+    p = subprocess.run([sys.executable, '-c', CHILD, str(tmp_path), str(Path(__file__).parent)], capture_output=True, text=True,
+                       timeout=120, env={**os.environ, 'OMP_NUM_THREADS': '1'})
+    assert p.returncode == -9, p.stderr[-2000:]
+    assert sorted(q.name for q in (tmp_path / 'checkpoints').glob('step-*')) == ['step-1', 'step-2']
+    assert [r['step'] for r in read_metrics(tmp_path)] == [0, 1, 2, 3]   # a row for the step that will be redone
+    agent = tiny_agent()
+    again = train(agent, CFG, tmp_path, rollout, progress=False)
+    assert [r['step'] for r in again] == [0, 1, 2, 3]   # step 3's stale row dropped, not duplicated
+    assert _drop_seconds(again) == _drop_seconds(rows)
+    assert [(r['reward_mean'], r['loss']) for r in again] == [(r['reward_mean'], r['loss']) for r in rows]
+    end = _lora(agent)
+    assert all(torch.equal(end[n], lora[n]) for n in lora)
+
+def test_ctrl_c_then_same_call_resumes(tmp_path, uninterrupted, monkeypatch):
+    rows, lora = uninterrupted
+    real = outer.save_state
+    def interrupt(run_dir, step, *a, **k):   # Ctrl-C after step 0's update, before any checkpoint exists
+        if step == 0: raise KeyboardInterrupt
+        return real(run_dir, step, *a, **k)
+    monkeypatch.setattr(outer, 'save_state', interrupt)
+    agent = tiny_agent()
+    with pytest.raises(KeyboardInterrupt): train(agent, CFG, tmp_path, rollout, progress=False)
+    monkeypatch.setattr(outer, 'save_state', real)
+    again = train(agent, CFG, tmp_path, rollout, progress=False)   # the same call, the same agent object
+    assert _drop_seconds(again) == _drop_seconds(rows)
+    assert all(torch.equal(p, lora[n]) for n, p in _lora(agent).items())
+
+def test_changed_config_refuses_to_resume(tmp_path):
+    cfg = dataclasses.replace(CFG, steps=1, briefs_per_step=1, group_size=2)
+    train(tiny_agent(), cfg, tmp_path, rollout, progress=False)
+    with pytest.raises(ResumeMismatch, match='config'):
+        train(tiny_agent(), dataclasses.replace(cfg, learning_rate=1e-3), tmp_path, rollout, progress=False)
+    assert len(train(tiny_agent(), dataclasses.replace(cfg, steps=2), tmp_path, rollout, progress=False)) == 2   # steps may grow
+
+def test_jobs_for_step():
+    jobs = jobs_for_step(CFG, 5)
+    assert jobs == jobs_for_step(dataclasses.replace(CFG, steps=99), 5) != jobs_for_step(CFG, 6)
+    assert len(jobs) == 8 and len({s for _, s in jobs}) == 8
+    assert len({b for b, _ in jobs[:4]}) == 1 and len({b for b, _ in jobs[4:]}) == 1 and jobs[0][0] != jobs[4][0]
+    with pytest.raises(ValueError, match='unknown brief'): OuterConfig(families=('nope',))

@@ -1,0 +1,169 @@
+"""agentforge.report: reading metrics.jsonl, the plots, the summary wording and report.md.
+
+Every metrics row here is synthetic, made up to exercise the report's reading and formatting; none is a result.
+"""
+import json
+import math
+import warnings
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from agentforge.report import (METRIC_COLUMNS, REFERENCE_PEAK, md_table, plot_attempts, plot_reward,
+                               plot_uplift_by_family, read_metrics, reward_components, summarize, write_report)
+from agentforge.transfer import transfer_table, verdict, write_transfer
+
+PNG = b'\x89PNG\r\n\x1a\n'
+
+
+def synthetic_rows(n=6, peak=0.5):
+    "Synthetic metrics rows for the report's formatting, not results: reward rises linearly to `peak`."
+    rows = []
+    for s in range(n):
+        f = s / max(1, n - 1)
+        v, u, sp = 0.2 + 0.8 * f, peak * f, 0.5
+        rows.append(dict(step=s, reward_mean=0.35 * v + 0.6 * u + 0.05 * sp, validation_mean=v, uplift_mean=u, speed_mean=sp,
+                         validation_first_try_rate=round(0.1 + 0.6 * f, 3), attempts_mean=2.5 - f,
+                         reward_std_group=0.0 if s == 0 else 0.12,
+                         uplift_by_family={'arithmetic': u, 'unit_conversion': None if s == 2 else u / 2}, seconds=30.0 + s))
+    return rows
+
+
+def make_run(tmp_path, rows, tail=''):
+    run = tmp_path / 'run-1'; run.mkdir()
+    (run / 'metrics.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows) + tail)
+    return run
+
+
+# read_metrics
+def test_read_metrics_reads_every_row(tmp_path):
+    rows = synthetic_rows()
+    assert read_metrics(make_run(tmp_path, rows)) == rows
+
+
+def test_read_metrics_skips_a_torn_last_line_with_a_warning(tmp_path):
+    run = make_run(tmp_path, synthetic_rows(), tail='{"step": 6, "reward_me')
+    with pytest.warns(UserWarning, match='torn last line'): rows = read_metrics(run)
+    assert [r['step'] for r in rows] == list(range(6))
+
+
+def test_read_metrics_torn_multibyte_tail(tmp_path):
+    run = make_run(tmp_path, synthetic_rows(2))
+    with open(run / 'metrics.jsonl', 'ab') as f: f.write('{"note": "é'.encode()[:-1])   # cut inside a UTF-8 character
+    with pytest.warns(UserWarning, match='torn'): assert len(read_metrics(run)) == 2
+
+
+def test_read_metrics_refuses_a_corrupt_middle_line(tmp_path):
+    rows = synthetic_rows(3)
+    run = tmp_path / 'r'; run.mkdir()
+    (run / 'metrics.jsonl').write_text(json.dumps(rows[0]) + '\n{garbage\n' + json.dumps(rows[1]) + '\n')
+    with pytest.raises(ValueError, match=r'metrics.jsonl:2: .*only the last line may be torn'): read_metrics(run)
+    (run / 'metrics.jsonl').write_text('[1, 2]\n')
+    with pytest.raises(ValueError, match='expected a JSON object'): read_metrics(run)
+
+
+def test_read_metrics_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match='metrics.jsonl'): read_metrics(tmp_path)
+
+
+# components and plots
+def test_reward_components_use_the_reference_weights():
+    row = dict(validation_mean=0.8, uplift_mean=0.5, speed_mean=0.2)
+    c = reward_components([row, dict(validation_mean=None)])
+    assert c['validation'][0] == pytest.approx(0.35 * 0.8) and c['uplift'][0] == pytest.approx(0.30)
+    assert c['speed'][0] == pytest.approx(0.01)
+    assert all(math.isnan(c[k][1]) for k in c)          # missing means are gaps, never zeros
+    assert reward_components([row], 'mock')['validation'] == [0.8]
+
+
+def test_components_add_up_to_the_reward():
+    rows = synthetic_rows()
+    c = reward_components(rows)
+    for i, r in enumerate(rows): assert sum(c[k][i] for k in c) == pytest.approx(r['reward_mean'])
+
+
+@pytest.mark.parametrize('plot', [plot_reward, plot_attempts, plot_uplift_by_family])
+def test_plots_write_pngs(tmp_path, plot):
+    rows = synthetic_rows()
+    rows[3]['reward_mean'] = None; rows[4]['attempts_mean'] = None
+    p = plot(rows, tmp_path / 'plots' / f'{plot.__name__}.png')
+    assert p.read_bytes()[:8] == PNG and p.stat().st_size > 1000
+
+
+def test_uplift_plot_with_no_families(tmp_path):
+    p = plot_uplift_by_family([dict(step=0), dict(step=1, uplift_by_family={})], tmp_path / 'u.png')
+    assert p.read_bytes()[:8] == PNG
+
+
+# table and summary
+def test_md_table_formats_and_aligns():
+    t = md_table([dict(a='x', b=1, c=0.12345, d=None), dict(a='y', b=2, c=1, d={'agent': 1.0, 'inner': 2.5})],
+                 dict(a='A', b='B', c='C', d='D'), digits={'d': 1})
+    assert t.splitlines() == ['| A | B | C | D |', '|:---|---:|---:|---:|', '| x | 1 | 0.123 | — |', '| y | 2 | 1.000 | 3.5 |']
+
+
+def test_summary_reports_numbers_and_which_side_of_the_reference():
+    s = summarize(synthetic_rows(6, peak=0.5))
+    assert s[0] == '- Outer steps recorded: 6 (step 0 to 5).'
+    assert 'at step 0: 0.095' in s[1] and 'at step 5: 0.675' in s[1]
+    assert 'Peak mean reward: 0.675 at step 5' in s[2] and 'at or above that line' in s[2]
+    low = summarize(synthetic_rows(6, peak=0.2))
+    assert 'Peak mean reward: 0.495 at step 5' in low[2] and 'below that line' in low[2] and REFERENCE_PEAK == 0.63
+    assert '0.100 at step 0, 0.700 at step 5' in s[3] and '1 of 6' in s[4]
+    with pytest.raises(ValueError, match='no metrics rows'): summarize([])
+
+
+def test_summary_words_contain_no_unearned_claims():
+    text = ' '.join(summarize(synthetic_rows(6, peak=0.2))).lower()
+    for word in ('success', 'converged', 'matches the reference', 'reproduced', 'target'): assert word not in text
+
+
+# write_report
+def test_write_report_without_transfer(tmp_path):
+    run = make_run(tmp_path, synthetic_rows(), tail='{"torn')
+    with pytest.warns(UserWarning, match='torn'): p = write_report(run, title='Synthetic report')
+    text = p.read_text()
+    assert p == run / 'report.md' and text.startswith('# Synthetic report\n')
+    for name in ('reward', 'attempts', 'uplift_by_family'):
+        assert (run / 'plots' / f'{name}.png').read_bytes()[:8] == PNG
+        assert f'](plots/{name}.png)' in text
+    assert str(tmp_path) not in text                     # links are relative: the folder can move
+    assert '## Transfer' not in text and not (run / 'plots' / 'transfer.png').exists()
+    assert '- Outer steps recorded: 6 (step 0 to 5).' in text
+    assert '| ' + ' | '.join(METRIC_COLUMNS.values()) + ' |' in text and '| 5 | 0.675 |' in text
+    assert text.count('\n| ') == 1 + 6                   # header + one row per step (the separator starts with '|-' or '|:')
+
+
+def test_write_report_with_transfer(tmp_path):
+    run = make_run(tmp_path, synthetic_rows())
+    mk = lambda a, xs: [SimpleNamespace(agent=a, brief='date_math', seed=i, validated_on=1, attempts=1, inner=None,
+                                        reward=dict(total=x, validation=1.0, uplift=x, speed=0.5)) for i, x in enumerate(xs)]
+    res = dict(untrained=mk('u', [0.3, 0.4, 0.5]), trained=mk('t', [0.35, 0.5, 0.5]))
+    v = verdict(res, ['date_math'], 'trained', 'untrained')
+    write_transfer(run, transfer_table(res, ['date_math']), v)
+    text = write_report(run).read_text()
+    assert '## Transfer' in text and '](plots/transfer.png)' in text and (run / 'plots' / 'transfer.png').read_bytes()[:8] == PNG
+    assert '| trained | held-out | 3 |' in text and v['summary'] in text
+    assert text.index('## Transfer') < text.index('## Metrics')
+
+
+def test_write_report_unreadable_transfer_is_named_not_fatal(tmp_path):
+    run = make_run(tmp_path, synthetic_rows(2))
+    (run / 'transfer.json').write_text('{"table": [')
+    with pytest.warns(UserWarning, match='transfer.json'): text = write_report(run).read_text()
+    assert 'could not be read' in text
+
+
+def test_write_report_long_run_table_is_compact(tmp_path):
+    rows = synthetic_rows(60)
+    rows[17]['reward_mean'] = 0.99                       # the peak must be one of the rows shown
+    text = write_report(make_run(tmp_path, rows), max_rows=10).read_text()
+    table = text[text.index('## Metrics'):]
+    assert 'of 60 steps shown' in table and table.count('\n| ') - 1 <= 10
+    assert '| 17 | 0.990 |' in table and '\n| 0 |' in table and '\n| 59 |' in table
+
+
+def test_write_report_needs_rows(tmp_path):
+    run = make_run(tmp_path, [], tail='{"torn')
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match='no complete rows'): write_report(run)
