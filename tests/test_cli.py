@@ -1,5 +1,6 @@
 "The agentforge command: help lists built and coming commands; errors exit 2 with a message."
 import json
+from pathlib import Path
 from typer.testing import CliRunner
 from agentforge.cli import app
 
@@ -30,10 +31,26 @@ def test_grade_values_and_errors():
     r = R.invoke(app, ['grade', '--attempt', '1', '--pre', '0.5', '--post', '0.7', '--weights', 'generous'])
     assert r.exit_code == 2 and 'reference' in r.output
 
-def test_coming_commands_say_so():
-    for c in ('outer', 'transfer'):
-        r = R.invoke(app, [c, 'x'])
-        assert r.exit_code == 2 and 'not built yet' in r.output
+def test_two_loop_commands_refuse_bad_input(tmp_path):
+    "transfer on a folder that is not a run, an unknown holdout, and a run folder holding another configuration: exit 2."
+    r = R.invoke(app, ['transfer', '--out', str(tmp_path / 'none')])
+    assert r.exit_code == 2 and 'not a run folder' in r.output
+    r = R.invoke(app, ['outer', '--out', str(tmp_path / 'run'), '--holdout', 'chess'])
+    assert r.exit_code == 2 and 'customer_support' in r.output  # the message lists the accepted ids
+    from agentforge.run import RunConfig, freeze
+    freeze(RunConfig(holdout='date_math'), tmp_path / 'run2')
+    r = R.invoke(app, ['demo', '--out', str(tmp_path / 'run2')])
+    assert r.exit_code == 2 and 'different configuration' in r.output
+
+def test_episode_command(tmp_path):
+    "One scripted episode without training: the record is written and the reward is the first-try validation score."
+    r = R.invoke(app, ['episode', 'string_ops', '--no-train', '--out', str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout[r.stdout.index('{'):])
+    assert out['ended'] == 'validated' and out['validated_on'] == 1 and out['reward']['total'] == 1.0  # 'mock' weights
+    assert Path(out['record']).exists()
+    r = R.invoke(app, ['episode', 'string_ops', '--agent', 'gpt'])
+    assert r.exit_code == 2 and 'scripted-random' in r.output
 
 def test_pool_commands(tmp_path):
     "status on a missing pool is a usage error; a queued inner job shows up; a worker --until-idle runs a queue to empty."
