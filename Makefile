@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine:
-#   make demo   the CPU two-loop run (what exists of it so far)
+#   make demo   the CPU two-loop run: outer LoRA-GRPO of the tiny agent, transfer eval, report (runs/demo/)
 #   make test   notebooks clean + exported, lesson cells, pytest
 PY      ?= python3
 VENV    := .venv
@@ -11,7 +11,7 @@ TORCH   ?= torch==2.13.0
 .PHONY: install demo test student test-nbs test-py lint-nbs bench clean-venv help
 
 help:
-	@echo "make demo   - set up .venv if needed, then run the CPU end-to-end demo"
+	@echo "make demo   - set up .venv if needed, then run the two-loop experiment on CPU (runs/demo/report.md)"
 	@echo "make test   - set up .venv if needed, then nbdev-clean/export checks, nbdev-test, pytest"
 	@echo "make bench  - benchmark scripts (figures printed, nothing asserted)"
 

@@ -210,3 +210,22 @@ def test_jobs_for_step():
     assert len(jobs) == 8 and len({s for _, s in jobs}) == 8
     assert len({b for b, _ in jobs[:4]}) == 1 and len({b for b, _ in jobs[4:]}) == 1 and jobs[0][0] != jobs[4][0]
     with pytest.raises(ValueError, match='unknown brief'): OuterConfig(families=('nope',))
+
+def test_episode_weighting_cancels_a_shared_template():
+    """Retro 2026-11-30-token-mean-unlearned-the-format: a failing episode retries the same turn 3 times, a winning
+    one writes it once (advantages -1 and +1). Per-episode weighting gives zero gradient on those shared tokens; a
+    token-level mean pushes them down."""
+    agent = tiny_agent()
+    with torch.no_grad():
+        prompt = agent.tok.encode('brief: x')
+        comp = agent.tok.encode('rewards: [{use: exact_match}]') + [agent.tok.eos_token_id]
+        lp = outer.token_logprobs(agent.model, torch.tensor([prompt + comp]), torch.ones(1, len(prompt + comp), dtype=torch.long))
+    turn = dict(prompt_ids=prompt, completion_ids=comp, logprobs=lp[0, len(prompt):].tolist())
+    group = [[Record('x', 0, [turn] * 3, dict(total=0.0, validation=0.0, uplift=0.0, speed=0.0)),
+              Record('x', 1, [turn], dict(total=1.0, validation=1.0, uplift=0.0, speed=0.0))]]
+    norms = {}
+    for agg in ('episode', 'token'):
+        cfg = OuterConfig(group_size=2, loss_agg=agg, max_grad_norm=1e9)
+        norms[agg] = outer.update(agent, group, cfg, make_optimizer(agent, cfg))['grad_norm']
+        agent = tiny_agent()  # the same start for the other aggregation
+    assert norms['episode'] < 1e-6 < 1e-3 < norms['token'], norms

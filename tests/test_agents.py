@@ -1,0 +1,164 @@
+"""agentforge.agents: tool-call parsing, transcript messages, the scripted spec writer against the real probe, and the
+LM agent's recorded ids and log-probs against a fresh forward pass (a real tiny Qwen3 with a real peft LoRA)."""
+import json
+from pathlib import Path
+import pytest, torch, yaml
+from agentforge import agents
+from agentforge.agents import (CHOICES, FIXES, GOOD, LMAgent, ScriptedAgent, ToolCall, Turn, assistant_message,
+                               parse_tool_calls, write_spec)
+from agentforge.episode import brief_messages
+from agentforge.families import FAMILIES
+from agentforge.probe import validate
+from agentforge.spec import example_doc
+
+SUBMIT = '<tool_call>\n{"name": "submit", "arguments": {}}\n</tool_call>'
+WRITE = '<tool_call>{"name": "write_file", "arguments": {"path": "task.yaml", "content": "a: 1\\nb: \\"π\\""}}</tool_call>'
+
+# ---------------------------------------------------------------- parse_tool_calls
+
+def test_parse_single_and_double_calls():
+    assert parse_tool_calls('<think>\n\n</think>\n\n' + SUBMIT) == ([ToolCall('submit', {})], None)
+    calls, err = parse_tool_calls(f'I will write it.\n{WRITE}\n{SUBMIT}')
+    assert err is None
+    assert calls == [ToolCall('write_file', {'path': 'task.yaml', 'content': 'a: 1\nb: "π"'}), ToolCall('submit', {})]
+    assert parse_tool_calls('<tool_call>{"name": "list_files"}</tool_call>') == ([ToolCall('list_files', {})], None)  # no arguments
+    assert parse_tool_calls('no calls here') == ([], None)
+
+def test_parse_invalid_json_names_the_call():
+    calls, err = parse_tool_calls(SUBMIT + '<tool_call>{"name": "write_file", "arguments": {"path": </tool_call>')
+    assert calls == [ToolCall('submit', {})]   # the good call is kept
+    assert err.startswith('tool call 2 is not valid JSON (') and 'tool call 1' not in err
+    calls, err = parse_tool_calls('<tool_call>{"name": "submit", "arguments": {}</tool_call>' + SUBMIT)
+    assert calls == [ToolCall('submit', {})] and err.startswith('tool call 1 is not valid JSON')
+
+def test_parse_unclosed_tag():
+    calls, err = parse_tool_calls('<tool_call>{"name": "submit", "arguments": {}}')
+    assert calls == [] and err == 'a <tool_call> is not closed by </tool_call>'
+    calls, err = parse_tool_calls(SUBMIT + '\n<tool_call>{"name"')   # a good call, then one cut off
+    assert calls == [ToolCall('submit', {})] and 'not closed' in err
+
+@pytest.mark.parametrize('body', ['{"name": "submit", "arguments": [1, 2]}', '{"name": "submit", "arguments": "{}"}',
+                                  '{"name": 7, "arguments": {}}', '["submit", {}]', '"submit"'])
+def test_parse_rejects_non_object_arguments(body):
+    calls, err = parse_tool_calls(f'<tool_call>{body}</tool_call>')
+    assert calls == [] and err == 'tool call 1 must be {"name": str, "arguments": object}'
+
+# ---------------------------------------------------------------- assistant_message
+
+def test_assistant_message_strips_markup_and_numbers_ids():
+    text = f'<think>\nplan: write then submit\n</think>\n\nWriting the spec.\n{WRITE}\n{SUBMIT}\n<tool_call>'
+    calls, _ = parse_tool_calls(text)
+    msg = assistant_message(Turn(text, calls, tokens=40), 3)
+    assert msg['role'] == 'assistant' and msg['content'] == 'Writing the spec.'
+    assert [c['id'] for c in msg['tool_calls']] == ['call_3_0', 'call_3_1']
+    assert [(c['type'], c['function']['name']) for c in msg['tool_calls']] == [('function', 'write_file'), ('function', 'submit')]
+    assert msg['tool_calls'][0]['function']['arguments'] == {'path': 'task.yaml', 'content': 'a: 1\nb: "π"'}
+    assert assistant_message(Turn('<think>x</think> Just prose.', [], 5), 0) == dict(role='assistant', content='Just prose.')
+
+# ---------------------------------------------------------------- write_spec against the real probe
+
+HONEST = dict(GOOD, max_steps=48, learning_rate='1.0e-3')
+BAD = dict(reward='contains', rows=16, completion='short', max_steps=400)   # the one bad option of each knob in FIXES
+
+def _probe(tmp:Path, family:str, choices:dict):
+    tmp.mkdir(parents=True); (tmp / 'task.yaml').write_text(write_spec(family, choices))
+    return validate(tmp, saturation=False)
+
+def test_bad_options_cover_fixes():
+    assert sorted(BAD) == sorted(FIXES.values()) and all(BAD[k] in CHOICES[k] and BAD[k] != GOOD.get(k) for k in BAD)
+
+@pytest.mark.parametrize('family', ['date_math', 'multihop_lookup'])
+def test_honest_choices_validate_and_each_bad_option_names_its_reason(tmp_path, family):
+    r = _probe(tmp_path / 'honest', family, HONEST)
+    assert r.validated and r.reason is None, [c for c in r.checks if not c.ok]
+    for prefix, knob in FIXES.items():
+        r = _probe(tmp_path / knob, family, dict(HONEST, **{knob: BAD[knob]}))
+        assert not r.validated and r.reason.startswith(prefix), (knob, r.reason, r.failure())
+
+def test_write_spec_is_the_family_template():
+    doc = yaml.safe_load(write_spec('date_math', HONEST))
+    ref = example_doc('date_math')
+    assert (doc['brief'], doc['student'], doc['data']['generate']['n']) == ('date_math', 'tiny-student', 256)
+    assert doc['grpo']['max_completion_length'] == ref['grpo']['max_completion_length']
+    assert doc['rewards'] == ref['rewards']
+    assert yaml.safe_load(write_spec('date_math', dict(HONEST, completion='short')))['grpo']['max_completion_length'] == 2
+
+# ---------------------------------------------------------------- ScriptedAgent
+
+def _written(turn:Turn, family:str) -> dict:
+    "The choices behind the task.yaml a scripted turn writes (and submits) for `family`."
+    assert [c.name for c in turn.tool_calls] == ['write_file', 'submit'] and turn.tool_calls[0].arguments['path'] == 'task.yaml'
+    return agents._choices_of(turn.tool_calls[0].arguments['content'], family)
+
+def test_scripted_agent_is_deterministic_for_messages_and_seed():
+    a = ScriptedAgent('random')
+    for fam in ('arithmetic', 'string_ops'):
+        msgs = brief_messages(fam)
+        first = [a.act(msgs, [], s) for s in range(40)]
+        assert first == [ScriptedAgent('random').act(msgs, [], s) for s in range(40)]   # same (messages, seed): same turn
+        assert len({json.dumps([c.__dict__ for c in t.tool_calls], sort_keys=True) + t.text for t in first}) > 5   # seeds differ
+        kinds = {tuple(c.name for c in t.tool_calls) for t in first}
+        assert ('write_file', 'submit') in kinds
+
+def test_heuristic_always_writes_the_good_options():
+    h = ScriptedAgent('heuristic')
+    for fam in FAMILIES:
+        for s in range(10):
+            c = _written(h.act(brief_messages(fam), [], s), fam)
+            assert {k: c[k] for k in GOOD} == GOOD and c['max_steps'] != 400, (fam, s, c)
+
+def test_heuristic_fixes_what_the_probe_named():
+    # a transcript where a spec with too few rows was submitted and the probe named them
+    bad = write_spec('arithmetic', dict(GOOD, rows=16, max_steps=16, learning_rate='1.0e-3'))
+    msgs = brief_messages('arithmetic') + [
+        dict(role='assistant', content='', tool_calls=[dict(id='call_0_0', type='function', function=dict(name='write_file', arguments=dict(path='task.yaml', content=bad))),
+                                                       dict(id='call_0_1', type='function', function=dict(name='submit', arguments={}))]),
+        dict(role='tool', tool_call_id='call_0_0', name='write_file', content=json.dumps(dict(ok=True))),
+        dict(role='tool', tool_call_id='call_0_1', name='submit', content=json.dumps(dict(validated=False, reason='DATASET_TOO_SMALL')))]
+    c = _written(ScriptedAgent('heuristic').act(msgs, [], 0), 'arithmetic')
+    assert c == dict(GOOD, max_steps=16, learning_rate='1.0e-3')   # exactly the named knob fixed, the rest kept
+
+def test_unknown_policy_raises():
+    with pytest.raises(ValueError, match="'bogus'"): ScriptedAgent('bogus')
+
+# ---------------------------------------------------------------- LMAgent
+
+@pytest.fixture(scope='module')
+def lm():
+    from agentforge.models import build_tokenizer, tiny_model
+    tok = build_tokenizer()
+    return LMAgent(tiny_model('agent', seed=0, tok=tok), tok, name='untrained', max_new_tokens=24)
+
+MSGS = [dict(role='system', content='Write task.yaml, then submit.'), dict(role='user', content='brief: arithmetic')]
+
+@pytest.mark.parametrize('temperature', [1.0, 0.7])
+def test_recorded_logprobs_equal_a_fresh_forward_pass(lm, temperature):
+    lm.temperature = temperature
+    try:
+        t = lm.act(MSGS, [], seed=3)
+        assert t.prompt_ids == lm.render(MSGS) and len(t.completion_ids) == len(t.logprobs) == t.tokens > 0
+        assert t.completion_ids[-1] == lm.tok.eos_token_id or t.tokens == lm.max_new_tokens
+        assert lm.act(MSGS, [], seed=3).completion_ids == t.completion_ids   # seeded: the same turn again
+        ids = torch.tensor([t.prompt_ids + t.completion_ids])
+        with torch.no_grad(): logits = lm.model(input_ids=ids).logits[0, :-1].float()
+        lp = torch.log_softmax(logits / temperature, -1)[len(t.prompt_ids) - 1:].gather(-1, ids[0, len(t.prompt_ids):, None])[:, 0]
+        torch.testing.assert_close(lp, torch.tensor(t.logprobs), rtol=0, atol=1e-4)
+        other = torch.log_softmax(logits / (1.7 - temperature), -1)[len(t.prompt_ids) - 1:].gather(-1, ids[0, len(t.prompt_ids):, None])[:, 0]
+        assert (other - torch.tensor(t.logprobs)).abs().max() > 1e-3   # the temperature matters: this check can fail
+    finally: lm.temperature = 1.0
+
+def test_only_lora_parameters_train(lm):
+    trainable = [n for n, p in lm.model.named_parameters() if p.requires_grad]
+    assert trainable and all('lora_' in n for n in trainable)
+    assert {n.split('.')[-4] for n in trainable} == {'q_proj', 'k_proj', 'v_proj', 'o_proj'}
+    assert sum(p.numel() for n, p in lm.model.named_parameters() if 'lora_' not in n and p.requires_grad) == 0
+
+def test_prompt_past_the_context_is_a_turn_with_an_error(lm):
+    n = len(lm.render(MSGS))
+    small = LMAgent(lm.model, lm.tok, max_context=n, max_new_tokens=8)   # already a PeftModel: wrapped once
+    t = small.act(MSGS, [], seed=0)
+    assert (t.tool_calls, t.tokens, t.completion_ids) == ([], 0, None)
+    assert t.error == f'the conversation ({n} tokens) no longer fits the {n}-token context'
+    ok = LMAgent(lm.model, lm.tok, max_context=n + 3, max_new_tokens=8).act(MSGS, [], seed=0)   # fits: at most 3 new tokens
+    assert ok.error is None or 'no longer fits' not in ok.error
+    assert 1 <= ok.tokens <= 3

@@ -1,0 +1,107 @@
+"""agentforge.cloning: a miniature behaviour-cloned base built for real (scripted episodes through the real probe,
+a learned BPE tokenizer, a few imitation steps), committed with a manifest, found again without rebuilding,
+rebuilt when corrupt; the (prompt, completion) pairs are exactly what the agent conditions on and samples."""
+import dataclasses, json, math, shutil
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from agentforge.agents import TinyAgent, parse_tool_calls
+from agentforge.cloning import CloneRecipe, agent_base_dir, agent_tokenizer, build_agent_base, clone_pairs, scripted_episodes
+from agentforge.pool import verify_checkpoint
+
+MINI = CloneRecipe(episodes_per_family=2, families=('string_ops', 'arithmetic'), steps=4, batch=4, vocab_size=400)
+
+@pytest.fixture(scope='module')
+def built(tmp_path_factory):
+    "(root, folder) of the miniature base, built once for this module."
+    root = tmp_path_factory.mktemp('agent-bases')
+    return root, build_agent_base(MINI, progress=False, root=root)
+
+@pytest.fixture(scope='module')
+def episodes(tmp_path_factory):
+    "The recipe's scripted episodes, played again (they are deterministic)."
+    return scripted_episodes(MINI, tmp_path_factory.mktemp('episodes'))
+
+@pytest.fixture(scope='module')
+def agent(built): return TinyAgent(built[1])
+
+def _mtimes(folder) -> dict: return {p.relative_to(folder).as_posix(): p.stat().st_mtime_ns for p in folder.rglob('*')}
+
+def test_base_is_committed_verified_and_described(built):
+    root, folder = built
+    assert folder == agent_base_dir(MINI, root) / 'step-0' == root / MINI.key() / 'step-0'
+    m = verify_checkpoint(folder)
+    assert m['meta'] == dict(key=MINI.key()) and m['step'] == 0
+    assert {'model.safetensors', 'config.json', 'tokenizer.json', 'clone.json'} <= set(m['files'])
+    stats = json.loads((folder / 'clone.json').read_text())
+    assert len(stats['losses']) == 4 and stats['episodes'] == 4 and stats['pairs'] >= 4
+    assert stats['recipe'] == json.loads(json.dumps(dataclasses.asdict(MINI)))
+    assert (stats['first_loss'], stats['last_loss']) == (stats['losses'][0], stats['losses'][-1])
+    assert all(math.isfinite(x) for x in stats['losses'])
+    vocab = json.loads((folder / 'config.json').read_text())['vocab_size']
+    assert abs(stats['losses'][0] - math.log(vocab)) < 1.0   # a fresh model starts near uniform over the vocabulary
+    assert [p.name for p in (root / MINI.key()).iterdir()] == ['step-0']   # no temp folder left behind
+
+def test_second_build_finds_the_same_folder(built):
+    root, folder = built
+    before = _mtimes(folder)
+    assert build_agent_base(MINI, progress=False, root=root) == folder
+    assert _mtimes(folder) == before and [p.name for p in (root / MINI.key()).iterdir()] == ['step-0']
+    assert agent_base_dir(CloneRecipe(**{**dataclasses.asdict(MINI), 'steps': 5}), root) != agent_base_dir(MINI, root)  # the recipe names it
+
+def test_corrupt_base_is_rebuilt(built, tmp_path):
+    root, folder = built
+    shutil.copytree(root, tmp_path / 'copy')
+    weights = tmp_path / 'copy' / MINI.key() / 'step-0' / 'model.safetensors'
+    data = bytearray(weights.read_bytes()); data[-8:] = bytes(b ^ 0xFF for b in data[-8:])
+    weights.write_bytes(bytes(data))   # same size, different bytes: only the hash can tell
+    again = build_agent_base(MINI, progress=False, root=tmp_path / 'copy')
+    assert again == weights.parent
+    verify_checkpoint(again)
+    assert weights.read_bytes() != bytes(data)
+    assert json.loads((again / 'clone.json').read_text())['losses'] == json.loads((folder / 'clone.json').read_text())['losses']
+
+def test_clone_pairs_are_what_the_agent_renders_and_samples(episodes, agent):
+    eos, n = agent.tok.eos_token_id, 0
+    assert {r.brief for r in episodes} == set(MINI.families)
+    for rec in episodes:
+        turns = [i for i, m in enumerate(rec.messages) if m['role'] == 'assistant']
+        pairs = clone_pairs([rec], agent.tok, max_len=10**9)
+        assert len(pairs) == len(turns) == len(rec.turns) >= 1
+        for k, (i, (prompt, comp)) in enumerate(zip(turns, pairs)):
+            assert prompt == agent.render(rec.messages[:i])   # exactly what LMAgent conditions on at that turn
+            assert comp[-1] == eos and comp.count(eos) == 1   # one <|im_end|>, last: where sampling stops
+            calls, err = parse_tool_calls(agent.tok.decode(comp[:-1], skip_special_tokens=False))
+            assert err is None and [dict(name=c.name, arguments=c.arguments) for c in calls] == rec.turns[k]['tool_calls']
+            n += 1
+    assert n >= len(episodes)
+
+def test_pairs_end_with_eos_under_the_learned_tokenizer(episodes):
+    tok = agent_tokenizer(episodes, MINI.vocab_size)
+    pairs = clone_pairs(episodes, tok, MINI.max_len)
+    assert pairs and all(c[-1] == tok.eos_token_id for _, c in pairs)
+    assert all(len(p) + len(c) <= MINI.max_len for p, c in pairs)
+    assert len(clone_pairs(episodes, tok, max_len=min(len(p) + len(c) for p, c in pairs) - 1)) == 0   # too long: left out
+
+SAMPLES = ['', 'spec_version: 1\nname: x\n', 'π ünïcødé 🙂 \t\r\n  two  spaces ', 'a<tool_call>b</tool_call>c<|im_end|>',
+           '<think>\n\n</think>\n\n<tool_call>\n{"name": "submit", "arguments": {}}\n</tool_call><|im_end|>\n', '\x00\x7f\u200b']
+
+@pytest.mark.parametrize('text', SAMPLES)
+def test_agent_tokenizer_round_trips(agent, text):
+    ids = agent.tok(text, add_special_tokens=False)['input_ids']
+    assert agent.tok.decode(ids, skip_special_tokens=False) == text
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=120))
+def test_agent_tokenizer_round_trips_any_text(agent, text):
+    ids = agent.tok(text, add_special_tokens=False)['input_ids']
+    assert agent.tok.decode(ids, skip_special_tokens=False) == text
+
+def test_control_tokens_are_single_tokens(agent, episodes):
+    tok, fresh = agent.tok, agent_tokenizer(episodes, MINI.vocab_size)
+    assert len(tok) == len(fresh) and tok.get_vocab() == fresh.get_vocab()   # saved and loaded unchanged
+    for t in ('<tool_call>', '</tool_call>', '<|im_end|>', '<|im_start|>', '<think>'):
+        tid = tok.convert_tokens_to_ids(t)
+        assert tok(t, add_special_tokens=False)['input_ids'] == [tid]
+        assert tid in tok(f'x{t}y', add_special_tokens=False)['input_ids']
+    assert tok.eos_token == '<|im_end|>'
+    assert len(tok) > 256 + 9   # merges were learned beyond the bytes and the control tokens

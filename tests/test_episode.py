@@ -1,0 +1,168 @@
+"""agentforge.episode: every way an episode ends and the reward it gets, retries that read the probe's report, the
+record's JSON, the served path (an OpenAI client against our own chat server on loopback), and identical specs
+sharing one inner job. Real workspace, real probe (bubblewrap sandbox), real pool."""
+import json
+from dataclasses import asdict
+from pathlib import Path
+import pytest
+from agentforge.agents import Agent, GOOD, LMAgent, ScriptedAgent, ToolCall, Turn, parse_tool_calls, write_spec
+from agentforge.episode import Budgets, EpisodeRecord, play, run_episodes, train_and_grade
+from agentforge.families import get_family
+from agentforge.grading import episode_reward
+from agentforge.tasks import hidden_split
+
+@pytest.fixture(scope='module')
+def platform(tmp_path_factory):
+    "A private platform data dir (secret and hidden splits) for the probe's leakage gate."
+    root = tmp_path_factory.mktemp('platform')
+    for f in ('arithmetic', 'string_ops', 'date_math'): hidden_split(get_family(f), root=root)
+    return root
+
+def _play(agent, brief, seed, where:Path, platform, **kw) -> EpisodeRecord:
+    return play(agent, brief, seed, where / f'{brief}-{seed}', hidden_root=platform, **{'saturation': False, **kw})
+
+class Crashing(Agent):
+    name = 'crashing'
+    def act(self, messages, tools, seed): raise RuntimeError('CUDA out of memory (pretend)')
+
+class Chatty(Agent):
+    name = 'chatty'
+    def act(self, messages, tools, seed): return Turn('I would use exact_match.', [], tokens=7)
+
+class Stubborn(Agent):
+    "Writes and submits the same invalid spec (16 rows) every turn."
+    name = 'stubborn'
+    def act(self, messages, tools, seed):
+        spec = write_spec('arithmetic', dict(GOOD, max_steps=16, learning_rate='3.0e-4', rows=16))
+        return Turn('', [ToolCall('write_file', dict(path='task.yaml', content=spec)), ToolCall('submit', {})], tokens=3)
+
+class Browsing(Agent):
+    "Lists the files forever, 3 tokens a turn."
+    name = 'browsing'
+    def act(self, messages, tools, seed): return Turn('', [ToolCall('list_files', {})], tokens=3)
+
+class BrokenThenHeuristic(Agent):
+    "First a tool call with broken JSON, then the heuristic agent."
+    name = 'broken-then-heuristic'
+    def act(self, messages, tools, seed):
+        if any(m['role'] == 'assistant' for m in messages): return ScriptedAgent('heuristic').act(messages, tools, seed)
+        text = '<tool_call>{"name": "submit", "arguments": {</tool_call>'
+        calls, err = parse_tool_calls(text)
+        return Turn(text, calls, 9, err)
+
+# ---------------------------------------------------------------- endings and rewards
+
+def test_failing_agents_end_with_their_reason_and_zero_reward(tmp_path, platform):
+    recs = {a.name: _play(a, 'arithmetic', 0, tmp_path, platform) for a in (Crashing(), Chatty(), Stubborn())}
+    train_and_grade(list(recs.values()), tmp_path / 'run', weights='reference')
+    got = {k: (r.ended, r.attempts, r.validated_on, r.reward['total'], r.reward['weights']) for k, r in recs.items()}
+    assert got == {'crashing': ('agent_error', 0, None, 0.0, 'reference'), 'chatty': ('no_submit', 0, None, 0.0, 'reference'),
+                   'stubborn': ('retries_exhausted', 3, None, 0.0, 'reference')}
+    assert recs['crashing'].error == 'RuntimeError: CUDA out of memory (pretend)' and recs['chatty'].error is None
+    assert [p['reason'] for p in recs['stubborn'].probe_reports] == ['DATASET_TOO_SMALL'] * 3 and len(recs['stubborn'].turns) == 3
+    assert all(r.inner is None for r in recs.values()) and not (tmp_path / 'run' / 'pool').exists()   # nothing trained
+
+def test_heuristic_validates_first_try_with_mock_weights(tmp_path, platform):
+    # saturation gate on (the default): the probe samples the real tiny student
+    rec = play(ScriptedAgent('heuristic'), 'string_ops', 0, tmp_path / 'ep', hidden_root=platform)
+    train_and_grade([rec], tmp_path / 'run', weights='mock')
+    assert (rec.ended, rec.attempts, rec.validated_on, len(rec.turns)) == ('validated', 1, 1, 1)
+    assert rec.reward == dict(validation=1.0, uplift=0.0, speed=0.0, tokens=0.0, weights='mock', total=1.0)
+    assert [c['id'] for c in rec.probe_reports[0]['checks']][-1] == 'saturation'
+    assert Path(rec.submission).is_dir() and (Path(rec.submission) / 'task.yaml').read_text() == rec.tool_calls[0]['arguments']['content']
+    assert [m['role'] for m in rec.messages] == ['system', 'user', 'assistant', 'tool', 'tool']
+    assert [m['tool_call_id'] for m in rec.messages[3:]] == ['call_0_0', 'call_0_1']
+
+def test_broken_tool_call_gets_the_error_back_and_play_goes_on(tmp_path, platform):
+    rec = _play(BrokenThenHeuristic(), 'string_ops', 0, tmp_path, platform)
+    assert (rec.ended, len(rec.turns), rec.attempts, rec.validated_on, rec.tokens) == ('validated', 2, 1, 1, 9)
+    err = rec.turns[0]['error']
+    assert err.startswith('tool call 1 is not valid JSON')
+    assert rec.messages[2] == dict(role='assistant', content='')   # markup stripped, no parsed call
+    assert rec.messages[3]['role'] == 'user' and f'Your tool call could not be used: {err}.' in rec.messages[3]['content']
+    assert [m['role'] for m in rec.messages[4:]] == ['assistant', 'tool', 'tool']
+
+@pytest.mark.parametrize('budgets, ended', [(Budgets(max_turns=2), 'turn_budget'), (Budgets(max_tokens=5), 'token_budget')])
+def test_budgets_end_the_episode(tmp_path, platform, budgets, ended):
+    rec = _play(Browsing(), 'arithmetic', 0, tmp_path, platform, budgets=budgets)
+    assert (rec.ended, len(rec.turns), rec.tokens, rec.attempts) == (ended, 2, 6, 0)
+    assert [c['name'] for c in rec.tool_calls] == ['list_files'] * 2 and all(c['result']['ok'] for c in rec.tool_calls)
+    train_and_grade([rec], tmp_path / 'run', weights='reference')
+    assert rec.reward['total'] == 0.0
+
+# ---------------------------------------------------------------- a retry that reads the report
+
+@pytest.fixture(scope='module')
+def second_try(tmp_path_factory, platform):
+    "The first random scripted episode on date_math (seeds 0..200) that fails once and validates on attempt 2."
+    where, agent = tmp_path_factory.mktemp('scan'), ScriptedAgent('random')
+    for seed in range(201):
+        rec = _play(agent, 'date_math', seed, where, platform)
+        if rec.validated_on == 2: return rec
+    pytest.fail('no seed in 0..200 validated on attempt 2')
+
+def test_validated_on_second_attempt_scores_0_8(second_try, tmp_path):
+    rec = second_try
+    assert (rec.ended, rec.attempts) == ('validated', 2)
+    assert [p['validated'] for p in rec.probe_reports] == [False, True] and rec.probe_reports[0]['reason']
+    submit = [json.loads(m['content']) for m in rec.messages if m['role'] == 'tool' and m['name'] == 'submit']
+    assert submit[0]['reason'] == rec.probe_reports[0]['reason'] and submit[0]['attempts_left'] == 2   # the report the agent read
+    train_and_grade([rec], tmp_path / 'run', weights='mock')
+    assert rec.reward['validation'] == 0.8 and rec.reward['total'] == 0.8
+    assert rec.reward == asdict(episode_reward(2, weights='mock'))
+
+def test_episode_record_json_round_trip(second_try, tmp_path, platform):
+    from agentforge.models import build_tokenizer, tiny_model
+    tok = build_tokenizer()
+    lm = LMAgent(tiny_model('agent', seed=0, tok=tok), tok, max_new_tokens=12)
+    lm_rec = _play(lm, 'arithmetic', 5, tmp_path, platform, budgets=Budgets(max_turns=2), step=4)
+    assert lm_rec.turns[0]['completion_ids'] and len(lm_rec.turns[0]['logprobs']) == len(lm_rec.turns[0]['completion_ids'])
+    for rec in (second_try, lm_rec):
+        p = rec.save(tmp_path / 'episodes')
+        assert p == tmp_path / 'episodes' / f'{rec.id}.json'
+        back = EpisodeRecord.from_json(json.loads(p.read_text()))
+        assert back == rec and back.to_json() == rec.to_json()
+    assert sorted(q.name for q in (tmp_path / 'episodes').iterdir()) == sorted(f'{r.id}.json' for r in (second_try, lm_rec))  # no temp left
+
+# ---------------------------------------------------------------- the served path
+
+def test_served_agent_plays_a_full_episode(tmp_path, platform):
+    from agentforge.served import ChatServer, OpenAIAgent
+    with ChatServer.from_agent(ScriptedAgent('heuristic')) as srv:
+        agent = OpenAIAgent(srv.url, srv.model, backoff=0.01, timeout=30)
+        rec = _play(agent, 'string_ops', 0, tmp_path, platform)
+        assert len(srv.requests) == 1 and srv.requests[0]['body']['tools'][0]['type'] == 'function'
+    train_and_grade([rec], tmp_path / 'run', weights='mock')
+    assert (rec.ended, rec.validated_on, rec.reward['total'], rec.agent) == ('validated', 1, 1.0, 'openai:scripted-heuristic')
+    direct = _play(ScriptedAgent('heuristic'), 'string_ops', 0, tmp_path / 'direct', platform)
+    assert [c['arguments'] for c in rec.tool_calls] == [c['arguments'] for c in direct.tool_calls]   # the same spec over HTTP
+    # the server is gone: the agent is unavailable, and the episode says where it tried
+    gone = OpenAIAgent(srv.url, srv.model, backoff=0.01, timeout=5, retries=1)
+    rec = _play(gone, 'string_ops', 0, tmp_path / 'gone', platform)
+    assert (rec.ended, rec.attempts, len(rec.turns)) == ('agent_error', 0, 0)
+    assert rec.error.startswith('AgentUnavailable: ') and f'{srv.url}/chat/completions' in rec.error
+
+# ---------------------------------------------------------------- identical specs, one inner job
+
+@pytest.mark.slow
+def test_identical_specs_share_one_inner_job(tmp_path, monkeypatch):
+    "Two heuristic episodes write the same spec: one pool job trains it, both records read its result."
+    from agentforge.inner import result_path
+    from agentforge.pool import Pool
+    from agentforge.tasks import cache_dir
+    cache = tmp_path / 'cache'; cache.mkdir()   # a private result cache, so the job runs even if this spec was trained before
+    if (cache_dir() / 'students').is_dir(): (cache / 'students').symlink_to(cache_dir() / 'students', target_is_directory=True)
+    monkeypatch.setenv('AGENTFORGE_CACHE_DIR', str(cache))
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
+    run = tmp_path / 'run'
+    recs = run_episodes(ScriptedAgent('heuristic'), [('string_ops', 0), ('string_ops', 1)], run, weights='reference')
+    jobs = Pool(run / 'pool').jobs()
+    assert len(jobs) == 1 and jobs[0].state == 'done', [(j.state, j.error) for j in jobs]
+    key = jobs[0].key
+    assert [r.inner['key'] for r in recs] == [key, key] and all('error' not in r.inner for r in recs)
+    assert result_path(key).exists() and str(result_path(key)).startswith(str(cache))
+    assert sorted(p.name for p in (run / 'specs').iterdir()) == [key]
+    for r in recs:
+        want = episode_reward(1, r.inner['pre'], r.inner['post'], r.inner['train_seconds'], 1200.0, weights='reference')
+        assert r.reward == asdict(want) and r.reward['validation'] == 1.0
+    assert sorted(p.name for p in (run / 'episodes').glob('*.json')) == sorted(f'{r.id}.json' for r in recs)

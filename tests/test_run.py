@@ -1,0 +1,113 @@
+"""agentforge.run: the run configuration (frozen, hashed, only `steps` may change) and the real outer path — a cloned
+tiny agent playing real episodes through the real probe, LoRA-GRPO updates, checkpoints — resuming after a SIGKILL
+to exactly the metrics and adapter of an uninterrupted run."""
+import dataclasses, json, os, subprocess, sys
+from pathlib import Path
+import pytest, torch, yaml
+from agentforge import episode, outer
+from agentforge.agents import TinyAgent
+from agentforge.cloning import CloneRecipe, build_agent_base
+from agentforge.families import FAMILIES
+from agentforge.run import RunConfig, freeze
+
+# ---------------------------------------------------------------- configuration
+
+def test_unknown_holdout_lists_the_accepted_ids():
+    with pytest.raises(ValueError) as e: RunConfig(holdout='poetry')
+    assert "'poetry'" in str(e.value) and all(f in str(e.value) for f in FAMILIES)
+
+@pytest.mark.parametrize('bad', [dict(eval_per_family=1), dict(eval_per_family=0), dict(steps=0), dict(slots=0)])
+def test_bad_sizes_are_refused(bad):
+    with pytest.raises(ValueError, match='eval_per_family >= 2'): RunConfig(**bad)
+    RunConfig(**{k: 2 if k == 'eval_per_family' else 1 for k in bad})   # the smallest accepted values
+
+def test_outer_config_trains_on_every_family_but_the_holdout():
+    cfg = RunConfig(holdout='date_math', steps=3, learning_rate=1e-2).outer_config()
+    assert cfg.families == tuple(f for f in FAMILIES if f != 'date_math') and (cfg.steps, cfg.learning_rate) == (3, 1e-2)
+
+def test_freeze_refuses_a_different_config_and_allows_more_steps(tmp_path):
+    p = freeze(RunConfig(), tmp_path)
+    assert yaml.safe_load(p.read_text())['config']['eval_trained'] == ['string_ops', 'arithmetic']
+    assert freeze(RunConfig(steps=20), tmp_path) == p   # extending a run is allowed
+    assert yaml.safe_load(p.read_text())['config']['steps'] == 20
+    before = p.read_text()
+    with pytest.raises(ValueError, match='different configuration') as e: freeze(RunConfig(steps=20, learning_rate=5e-4), tmp_path)
+    assert "'learning_rate': (0.001, 0.0005)" in str(e.value) and "'steps'" not in str(e.value)
+    with pytest.raises(ValueError, match='eval_trained'): freeze(RunConfig(steps=20, eval_trained=('string_ops',)), tmp_path)
+    assert p.read_text() == before   # a refused freeze leaves the run's config alone
+    assert RunConfig(eval_trained=['string_ops']).hash() == RunConfig(eval_trained=('string_ops',)).hash() != RunConfig().hash()
+
+# ---------------------------------------------------------------- the real outer path, killed and resumed
+
+# A miniature clone trained long enough to reproduce its few scripted specs (some valid, some not): its episodes get
+# different rewards within a group, so the outer updates are real (not skipped) and resuming has something to get wrong.
+RECIPE = CloneRecipe(episodes_per_family=3, families=('string_ops', 'arithmetic'), steps=80, batch=8, lr=3e-3, vocab_size=600)
+CFG = outer.OuterConfig(steps=3, group_size=2, briefs_per_step=1, families=('string_ops', 'arithmetic'), learning_rate=1e-2)
+
+@pytest.fixture(scope='module')
+def base(tmp_path_factory): return build_agent_base(RECIPE, progress=False, root=tmp_path_factory.mktemp('agent-bases'))
+
+@pytest.fixture
+def one_thread():
+    "One torch thread here and in the child: bit-identical floats across processes."
+    n = torch.get_num_threads(); torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+def rollout_in(run_dir):
+    return lambda a, jobs, step: episode.run_episodes(a, jobs, run_dir, weights='mock', step=step)
+
+def fresh_agent(base) -> TinyAgent:
+    # TinyAgent adds a *fresh* LoRA whose A matrices are randomly initialised (B is zero): seed torch right before
+    # constructing it, so the uninterrupted run and the resumed one (and the child) start from the same adapter.
+    torch.manual_seed(0)
+    return TinyAgent(base)
+
+def _lora(agent) -> dict: return {n: p.detach().clone() for n, p in agent.model.named_parameters() if 'lora_' in n}
+def _no_seconds(rows) -> list: return [{k: v for k, v in r.items() if not k.startswith('seconds')} for r in rows]
+
+CHILD = r'''
+import json, os, signal, sys, torch
+torch.set_num_threads(1)
+from agentforge import episode, outer
+from agentforge.agents import TinyAgent
+base, run_dir, cfg = sys.argv[1], sys.argv[2], outer.OuterConfig(**json.loads(sys.argv[3]))
+def rollout(a, jobs, step):
+    if step == 2:   # killed mid-step: step 1's checkpoint exists, step 2 has played (and saved) one of its episodes
+        episode.run_episodes(a, jobs[:1], run_dir, weights='mock', step=step)
+        os.kill(os.getpid(), signal.SIGKILL)
+    return episode.run_episodes(a, jobs, run_dir, weights='mock', step=step)
+torch.manual_seed(0)   # the fresh LoRA's A matrices are random: seeded as in the parent
+outer.train(TinyAgent(base), cfg, run_dir, rollout, progress=False)
+'''
+
+@pytest.mark.slow
+def test_killed_outer_run_resumes_to_the_uninterrupted_result(tmp_path, base, one_thread):
+    run_a, run_b = tmp_path / 'a', tmp_path / 'b'
+    a = fresh_agent(base)
+    init = _lora(a)
+    rows_a = outer.train(a, CFG, run_a, rollout_in(run_a), progress=False)
+    assert [r['step'] for r in rows_a] == [0, 1, 2]
+    assert any(not r['skipped'] for r in rows_a), f'every step skipped (tied rewards): {[r["reward_mean"] for r in rows_a]}'
+    lora_a = _lora(a)
+    assert any(not torch.equal(lora_a[n], init[n]) for n in init)   # the adapter learned something
+
+    p = subprocess.run([sys.executable, '-c', CHILD, str(base), str(run_b), json.dumps(CFG.to_json())], capture_output=True,
+                       text=True, timeout=600, env={**os.environ, 'OMP_NUM_THREADS': '1'})
+    assert p.returncode == -9, p.stderr[-3000:]
+    assert sorted(q.name for q in (run_b / 'checkpoints').glob('step-*')) == ['step-0', 'step-1']
+    assert [r['step'] for r in outer.read_metrics(run_b)] == [0, 1]
+    assert len(list((run_b / 'episodes').glob('*-s002-*.json'))) == 1   # step 2 was under way when it died
+
+    b = fresh_agent(base)
+    rows_b = outer.train(b, CFG, run_b, rollout_in(run_b), progress=False)
+    assert [r['step'] for r in rows_b] == [0, 1, 2]
+    keys = ('reward_mean', 'validation_first_try_rate', 'loss', 'samples')
+    assert [[r[k] for k in keys] for r in rows_b] == [[r[k] for k in keys] for r in rows_a]
+    assert _no_seconds(rows_b) == _no_seconds(rows_a)
+    lora_b = _lora(b)
+    assert lora_b.keys() == lora_a.keys() and all(torch.equal(lora_b[n], lora_a[n]) for n in lora_a)
+    ids = lambda run: sorted(q.name for q in (run / 'episodes').glob('*.json'))
+    assert ids(run_b) == ids(run_a) and len(ids(run_a)) == 6
+    turns = lambda run, name: json.loads((run / 'episodes' / name).read_text())['turns']
+    assert all(turns(run_a, n) == turns(run_b, n) for n in ids(run_a))   # the same tokens sampled, the same log-probs
