@@ -212,7 +212,7 @@ def test_jobs_for_step():
     with pytest.raises(ValueError, match='unknown brief'): OuterConfig(families=('nope',))
 
 def test_episode_weighting_cancels_a_shared_template():
-    """Retro 2026-11-30-token-mean-unlearned-the-format: a failing episode retries the same turn 3 times, a winning
+    """Lesson 11 (retro 2026-11-30-falling-curve-was-the-brief-schedule): a failing episode retries the same turn 3 times, a winning
     one writes it once (advantages -1 and +1). Per-episode weighting gives zero gradient on those shared tokens; a
     token-level mean pushes them down."""
     agent = tiny_agent()
