@@ -50,16 +50,23 @@ def one_thread():
 # A miniature clone trained long enough to reproduce its few scripted turns (a give-up, specs that fail, a fix that
 # validates on attempt 2): its episodes get different rewards within a group, so some outer updates are real.
 RECIPE = CloneRecipe(episodes_per_family=3, families=('string_ops', 'arithmetic'), steps=100, batch=8, lr=5e-3, vocab_size=1024)
-# seed 26: with this clone, steps 0 and 2 have untied groups (real updates) and step 1 is tied (skipped), so the resumed
-# run must restore an adapter that has moved and the optimizer's moments from step 0 to reproduce step 2.
+# The reward is the validation score ('mock' weights) plus a tie-breaker from each episode's own token count, so groups
+# are (almost) never tied whatever this miniature clone writes: the resumed run must restore an adapter that has
+# moved and the optimizer's moments to reproduce the later steps. (Relying on a lucky seed broke when the scripted
+# agent's seeding changed and every step of the clone's episodes tied at 0.)
 CFG = outer.OuterConfig(steps=3, group_size=2, briefs_per_step=1, families=('string_ops', 'arithmetic'), learning_rate=1e-2, seed=26)
 MAX_NEW = 160   # the clone's turns are < 100 tokens; a babbling turn stops here instead of at 640
 
 @pytest.fixture(scope='module')
 def base(tmp_path_factory): return build_agent_base(RECIPE, progress=False, root=tmp_path_factory.mktemp('agent-bases'))
 
+def tiebreak(records:list) -> list:
+    "Add tokens / 10,000 to each episode's total: a deterministic test reward computed from the real episode."
+    for r in records: r.reward = {**r.reward, 'total': r.reward['total'] + r.tokens / 10_000}
+    return records
+
 def rollout_in(run_dir):
-    return lambda a, jobs, step: episode.run_episodes(a, jobs, run_dir, weights='mock', step=step)
+    return lambda a, jobs, step: tiebreak(episode.run_episodes(a, jobs, run_dir, weights='mock', step=step))
 
 def fresh_agent(base) -> TinyAgent:
     # TinyAgent adds a *fresh* LoRA whose A matrices are randomly initialised (B is zero): seed torch right before
@@ -80,7 +87,9 @@ def rollout(a, jobs, step):
     if step == 2:   # killed mid-step: step 1's checkpoint exists, step 2 has played (and saved) one of its episodes
         episode.run_episodes(a, jobs[:1], run_dir, weights='mock', step=step)
         os.kill(os.getpid(), signal.SIGKILL)
-    return episode.run_episodes(a, jobs, run_dir, weights='mock', step=step)
+    recs = episode.run_episodes(a, jobs, run_dir, weights='mock', step=step)
+    for r in recs: r.reward = {**r.reward, 'total': r.reward['total'] + r.tokens / 10_000}   # as tiebreak() in the parent
+    return recs
 torch.manual_seed(0)   # the fresh LoRA's A matrices are random: seeded as in the parent
 outer.train(TinyAgent(base, max_new_tokens=max_new), cfg, run_dir, rollout, progress=False)
 '''
@@ -93,7 +102,7 @@ def test_killed_outer_run_resumes_to_the_uninterrupted_result(tmp_path, base, mo
     init = _lora(a)
     rows_a = outer.train(a, CFG, run_a, rollout_in(run_a), progress=False)
     assert [r['step'] for r in rows_a] == [0, 1, 2]
-    # here steps 0 and 2 update and step 1 is tied; require at least one real update, or the test proves little
+    # require at least one real update, or the test proves little
     assert any(not r['skipped'] for r in rows_a), f"every step tied: {[(r['skipped'], r['reward_mean']) for r in rows_a]}"
     lora_a = _lora(a)
     assert any(not torch.equal(lora_a[n], init[n]) for n in init)   # the adapter learned something
