@@ -8,12 +8,22 @@ STAMP   := $(VENV)/.installed
 # The CPU wheel of torch; a bare `torch` requirement would pull a multi-GB CUDA build.
 TORCH   ?= torch==2.13.0
 
-.PHONY: install demo test student test-nbs test-py lint-nbs bench clean-venv help
+.PHONY: install demo test student test-nbs test-py lint-nbs bench clean-venv help setup-system check-system
 
 help:
-	@echo "make demo   - set up .venv if needed, then run the two-loop experiment on CPU (runs/demo/report.md)"
-	@echo "make test   - set up .venv if needed, then nbdev-clean/export checks, nbdev-test, pytest"
-	@echo "make bench  - benchmark scripts (figures printed, nothing asserted)"
+	@echo "make demo          - set up .venv if needed, then run the two-loop experiment on CPU (runs/demo/report.md)"
+	@echo "make test          - set up .venv if needed, then nbdev-clean/export checks, nbdev-test, pytest"
+	@echo "make setup-system  - install the system packages the README needs (bubblewrap, for the sandbox)"
+	@echo "make bench         - benchmark scripts (figures printed, nothing asserted)"
+
+# System packages (Debian/Ubuntu): bubblewrap isolates the agent's reward code. Uses sudo unless already root.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+setup-system:
+	@command -v bwrap >/dev/null && echo "bubblewrap: already installed" || $(SUDO) apt-get install -y bubblewrap
+
+# Said before the install starts (which takes minutes), so a newcomer reads it first; the run's preflight says it again.
+check-system:
+	@command -v bwrap >/dev/null || echo "NOTE: bubblewrap is not installed, so agent-written reward code would run in a WEAK sandbox. Install it: sudo apt-get install bubblewrap   (or: make setup-system)"
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -24,7 +34,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-demo: $(STAMP)
+demo: check-system $(STAMP)
 	$(BIN)/agentforge demo
 
 # The notebooks are the source: cleaning and exporting them must leave the tree unchanged.

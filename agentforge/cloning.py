@@ -14,11 +14,12 @@ from .agents import SCRIPTED_VERSION, ScriptedAgent, TinyAgent, write_spec, CHOI
 from .episode import SYSTEM, play
 from .families import FAMILIES
 from .models import build_tokenizer, tiny_model
+from .student import completion_loss
 from .tasks import cache_dir
 
 # %% auto #0
-__all__ = ['CloneRecipe', 'scripted_episodes', 'clone_pairs', 'agent_tokenizer', 'imitate', 'agent_base_dir', 'build_agent_base',
-           'load_tiny_agent']
+__all__ = ['CloneRecipe', 'scripted_episodes', 'clone_pairs', 'agent_tokenizer', 'imitate', 'agent_base_dir', 'agent_base_ready',
+           'build_agent_base', 'load_tiny_agent']
 
 # %% ../nbs/10a_cloning.ipynb #48a607db
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class CloneRecipe:
     batch:int=16 # (prompt, completion) pairs per step
     lr:float=2e-3 # peak learning rate (linear warm-up 10 steps, cosine decay)
     max_len:int=1024 # pairs longer than this many tokens are left out
+    buckets:int=4 # a batch runs as this many length-sorted parts (student.completion_loss): far less padding
     vocab_size:int=2048 # the agent tokenizer's vocabulary (BPE merges learned from the scripted transcripts)
     seed:int=0
 
@@ -69,14 +71,6 @@ def agent_tokenizer(records:list, vocab_size:int=2048):
     return build_tokenizer([byte_tok.apply_chat_template(r.messages, tokenize=False) for r in records], vocab_size)
 
 # %% ../nbs/10a_cloning.ipynb #cbdfd500
-def _batch(pairs:list, pad_id:int) -> tuple:
-    "Right-padded input ids and labels (-100 except on completion tokens)."
-    n = max(len(p) + len(c) for p, c in pairs)
-    ids = torch.full((len(pairs), n), pad_id); labels = torch.full((len(pairs), n), -100)
-    for i, (p, c) in enumerate(pairs):
-        ids[i, :len(p) + len(c)] = torch.tensor(p + c); labels[i, len(p):len(p) + len(c)] = torch.tensor(c)
-    return ids, labels
-
 def imitate(pairs:list, recipe:CloneRecipe, tok, progress:bool=True) -> tuple:
     "Train the tiny agent from scratch on `pairs`; return (model, per-step losses)."
     from tqdm.auto import tqdm
@@ -85,16 +79,21 @@ def imitate(pairs:list, recipe:CloneRecipe, tok, progress:bool=True) -> tuple:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / 10) * 0.5 * (1 + math.cos(math.pi * s / recipe.steps)))
     rng, losses = random.Random(recipe.seed), []
     for _ in tqdm(range(recipe.steps), desc='cloning the tiny agent', disable=not progress):
-        ids, labels = _batch(rng.sample(pairs, min(recipe.batch, len(pairs))), tok.pad_token_id)
-        loss = model(input_ids=ids, attention_mask=(ids != tok.pad_token_id) | (labels != -100), labels=labels).loss
-        loss.backward(); torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step(); sched.step(); opt.zero_grad()
-        losses.append(round(loss.item(), 4))
+        loss = completion_loss(model, rng.sample(pairs, min(recipe.batch, len(pairs))), tok.pad_token_id, recipe.buckets)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step(); sched.step(); opt.zero_grad()
+        losses.append(round(loss, 4))
     return model.eval(), losses
 
 # %% ../nbs/10a_cloning.ipynb #c0003ffa
 def agent_base_dir(recipe:CloneRecipe=CloneRecipe(), root=None) -> Path:
     "Where the base built from `recipe` lives."
     return Path(root or cache_dir() / 'agent') / recipe.key()
+
+def agent_base_ready(recipe:CloneRecipe=CloneRecipe(), root=None) -> bool:
+    "Whether the agent base for `recipe` is built and verified (nothing is built here)."
+    from agentforge.pool import CheckpointCorrupt, verify_checkpoint
+    try: verify_checkpoint(agent_base_dir(recipe, root) / 'step-0'); return True
+    except CheckpointCorrupt: return False
 
 def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=None) -> Path:
     "Build (or find) the behaviour-cloned tiny agent base; return its verified folder."

@@ -11,11 +11,14 @@ from pathlib import Path
 from .agents import Agent, Turn, assistant_message
 from .families import get_family
 from .grading import MAX_ATTEMPTS, episode_reward, get_weights
-from .probe import Attempts
+from .probe import validate
+from .spec import load_spec
+from .tasks import absolute, state_env
 from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
-__all__ = ['SYSTEM', 'brief_messages', 'Budgets', 'EpisodeRecord', 'play', 'train_and_grade', 'run_episodes', 'agent_tag']
+__all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeRecord', 'ProbeUnavailable', 'play',
+           'InnerJobsFailed', 'train_and_grade', 'job_stats', 'check_jobs', 'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
@@ -43,11 +46,14 @@ class EpisodeRecord:
     tool_calls:list=field(default_factory=list) # {turn, name, arguments, result}
     attempts:int=0; validated_on:int|None=None; probe_reports:list=field(default_factory=list)
     submission:str|None=None # the validated spec folder
-    inner:dict|None=None # InnerResult as a dict, {'error': ...}, or None if nothing trained
-    reward:dict=field(default_factory=dict) # asdict(EpisodeReward)
+    inner:dict|None=None # InnerResult as a dict when the spec trained, else None
+    job:dict|None=None # the inner job: {id, key, state, attempts, error, log} (inner.inner_outcome); None if none ran
+    reward:dict=field(default_factory=dict) # asdict(EpisodeReward); empty when the episode could not be graded
     tokens:int=0; ended:str=''; error:str|None=None
     seconds:dict=field(default_factory=lambda: dict(agent=0.0, probe=0.0, inner=0.0))
 
+    @property
+    def graded(self) -> bool: return bool(self.reward)  # False: infra error, or its inner job died
     def to_json(self) -> dict: return asdict(self)
     @classmethod
     def from_json(cls, d:dict) -> EpisodeRecord: return cls(**d)
@@ -58,22 +64,26 @@ class EpisodeRecord:
         return p
 
 # %% ../nbs/10_episode.ipynb #2cff323f
-def _submit(ws:Workspace, attempts:Attempts, brief:str, rec:EpisodeRecord, hidden_root, saturation:bool=True) -> dict:
-    "Package the workspace and probe it; return the compact result the agent reads."
+class ProbeUnavailable(RuntimeError):
+    "The probe could not run on a submission (its sandbox would not start, ...): not the agent's fault."
+
+def _submit(ws:Workspace, brief:str, rec:EpisodeRecord, hidden_root, saturation:bool=True) -> dict:
+    "Package the workspace (one attempt) and probe it; return the compact result the agent reads."
     res = ws.submit()
     if not res.get('ok'): return {k: res[k] for k in ('error', 'message', 'attempt', 'attempts_left') if k in res} | {'validated': False}
-    t = time.monotonic(); report = attempts.validate(res['submission'], brief=brief, hidden_root=hidden_root, saturation=saturation)
+    t = time.monotonic()
+    report = validate(res['submission'], brief=brief, attempt=res['attempt'], hidden_root=hidden_root, saturation=saturation)
     rec.seconds['probe'] += time.monotonic() - t
     rec.probe_reports.append(report.to_json())
-    if report.infra(): raise RuntimeError(f'probe infrastructure failure: {report.reason}')
+    if report.infra(): raise ProbeUnavailable(f'{report.reason}: {report.failure().message}')
     fail = report.failure()
-    if report.validated: rec.submission = res['submission']
+    if report.validated: rec.submission, rec.validated_on = res['submission'], res['attempt']
     return dict(validated=report.validated, attempt=res['attempt'], attempts_left=res['attempts_left'],
                 reason=report.reason, message=fail.message if fail else 'every check passed')
 
-def _run_call(ws, attempts, brief, rec, call, n, k, hidden_root, saturation) -> dict:
+def _run_call(ws, brief, rec, call, n, k, hidden_root, saturation) -> dict:
     "Run one tool call; the workspace answers every call, submit goes through the probe."
-    if call.name == 'submit': result = _submit(ws, attempts, brief, rec, hidden_root, saturation)
+    if call.name == 'submit': result = _submit(ws, brief, rec, hidden_root, saturation)
     else: result = ws.call_tool(call.name, call.arguments)
     rec.tool_calls.append(dict(turn=n, name=call.name, arguments=call.arguments, result=result))
     return dict(role='tool', tool_call_id=f'call_{n}_{k}', name=call.name, content=json.dumps(result, ensure_ascii=False))
@@ -81,7 +91,7 @@ def _run_call(ws, attempts, brief, rec, call, n, k, hidden_root, saturation) -> 
 # %% ../nbs/10_episode.ipynb #8aba5125
 def _turn_seed(seed:int, n:int) -> int: return int.from_bytes(hashlib.sha256(f'{seed}:{n}'.encode()).digest()[:4], 'little')
 
-def _one_turn(agent, ws, attempts, rec, budgets, hidden_root, saturation=True) -> str|None:
+def _one_turn(agent, ws, rec, budgets, hidden_root, saturation=True) -> str|None:
     "Play one assistant turn; return why the episode ended, or None to go on."
     n = len(rec.turns)
     t = time.monotonic(); turn = agent.act(rec.messages, TOOL_SCHEMAS, _turn_seed(rec.seed, n))
@@ -93,13 +103,13 @@ def _one_turn(agent, ws, attempts, rec, budgets, hidden_root, saturation=True) -
         rec.messages.append(dict(role='user', content=f'Your tool call could not be used: {turn.error}. Call a tool as '
                                  '<tool_call>{"name": ..., "arguments": {...}}</tool_call>.'))
     for k, call in enumerate(turn.tool_calls):
-        if attempts.validated_on:  # calls after the validating submit still get an answer: every call id is answered
+        if rec.validated_on:  # calls after the validating submit still get an answer: every call id is answered
             rec.messages.append(dict(role='tool', tool_call_id=f'call_{n}_{k}', name=call.name, content=json.dumps(
                 dict(ok=False, error='EPISODE_OVER', message='not run: a spec already validated'))))
             continue
-        rec.messages.append(_run_call(ws, attempts, rec.brief, rec, call, n, k, hidden_root, saturation))
-    if attempts.validated_on: return 'validated'
-    if attempts.used >= budgets.max_attempts: return 'retries_exhausted'
+        rec.messages.append(_run_call(ws, rec.brief, rec, call, n, k, hidden_root, saturation))
+    if rec.validated_on: return 'validated'
+    if ws.attempts >= budgets.max_attempts: return 'retries_exhausted'
     if len(rec.turns) >= budgets.max_turns: return 'turn_budget'
     if rec.tokens >= budgets.max_tokens: return 'token_budget'
     return None
@@ -113,88 +123,99 @@ def play(agent:Agent, brief:str, seed:int, # the policy; the brief id; the episo
     d = Path(episode_dir); eid = d.name
     rec = EpisodeRecord(eid, brief, getattr(agent, 'name', type(agent).__name__), seed, step, messages=brief_messages(brief, student))
     ws = Workspace(d / 'workspace', brief, submissions=d / 'submissions', max_attempts=budgets.max_attempts)
-    attempts = Attempts(budgets.max_attempts)
     try:
-        while not (ended := _one_turn(agent, ws, attempts, rec, budgets, hidden_root, saturation)): pass
+        while not (ended := _one_turn(agent, ws, rec, budgets, hidden_root, saturation)): pass
         rec.ended = ended
     except Exception as e:
-        infra = str(e).startswith('probe infrastructure failure')
-        rec.ended, rec.error = ('infra_error' if infra else 'agent_error'), f'{type(e).__name__}: {e}'[:2000]
-    rec.attempts, rec.validated_on = attempts.used, attempts.validated_on
+        rec.ended, rec.error = ('infra_error' if isinstance(e, ProbeUnavailable) else 'agent_error'), f'{type(e).__name__}: {e}'[:2000]
+    rec.attempts = ws.attempts  # the one counter
     return rec
 
 # %% ../nbs/10_episode.ipynb #7fab16db
 def _grade_no_train(rec:EpisodeRecord, weights) -> EpisodeRecord:
-    "Grade an episode whose spec never trained (not validated, or the weights don't reward training)."
-    rec.reward = asdict(episode_reward(rec.validated_on, weights=weights))
+    "Grade an episode whose spec never trained (not validated, or the weights don't reward training); never an infra error."
+    rec.reward = {} if rec.ended == 'infra_error' else asdict(episode_reward(rec.validated_on, weights=weights))
     return rec
 
 # %% ../nbs/10_episode.ipynb #3c518958
-def _spec_copy(rec:EpisodeRecord, run_dir:Path, student:str, seed:int, samples:int) -> tuple:
-    "Copy the validated spec to run_dir/specs/<result key>/ and return (key, folder, spec)."
-    from agentforge.inner import result_key
-    from agentforge.spec import load_spec
-    spec = load_spec(rec.submission); key = result_key(spec, student, seed, samples)
-    dest = run_dir / 'specs' / key
-    if not dest.exists():
-        tmp = dest.with_name(f'.{key}.tmp{os.getpid()}'); shutil.copytree(rec.submission, tmp); os.replace(tmp, dest)
-    return key, dest, spec
-
-def _graded(rec:EpisodeRecord, res:dict|None, spec, weights) -> EpisodeRecord:
-    "Grade an episode from its inner result (None or an error: the job failed, so no uplift and no speed)."
-    ok = res is not None and 'error' not in res
-    rec.inner = res
-    rec.reward = asdict(episode_reward(rec.validated_on, pre=res['pre'] if ok else None, post=res['post'] if ok else None,
-                                       train_seconds=res['train_seconds'] if ok else None,
-                                       budget_seconds=60.0 * spec.resources['max_minutes'], weights=weights))
+def _graded(rec:EpisodeRecord, out:dict, weights) -> EpisodeRecord:
+    "Grade an episode from its inner job's outcome; a job that did not finish leaves the episode ungraded, and says why."
+    rec.job = {k: v for k, v in out.items() if k != 'result'}
+    if out['state'] not in ('done', 'cached'):
+        rec.inner, rec.reward = None, {}
+        rec.error = f"inner job {out['id']} {out['state']} after {out['attempts']} attempt(s): {(out['error'] or '')[-600:]}"
+        return rec
+    res = rec.inner = out['result']
+    rec.reward = asdict(episode_reward(rec.validated_on, pre=res['pre'], post=res['post'], train_seconds=res['train_seconds'],
+                                       budget_seconds=60.0 * load_spec(rec.submission).resources['max_minutes'], weights=weights))
     return rec
 
 # %% ../nbs/10_episode.ipynb #f91c7251
+MAX_DEAD_SHARE = 0.25  # a batch where more than this share of the inner jobs died stops the run
+
+class InnerJobsFailed(RuntimeError):
+    "Too many inner jobs of a batch died: the run must stop and say why."
+
+def _pool(run_dir:Path, pool_root, slots:int):
+    "The run's pool, its child processes given one share of the cores each and the absolute data and cache dirs."
+    from agentforge.pool import Pool
+    threads = str(max(1, (os.cpu_count() or 1) // slots))  # oversubscribed torch crawls (retro two-jobs-two-cores)
+    return Pool(pool_root or run_dir / 'pool', capacity={'inner': slots}, env=dict(OMP_NUM_THREADS=threads, **state_env()))
+
 def train_and_grade(records:list, run_dir, pool_root=None, weights='reference', student:str='tiny-student',
                     samples:int=2, seed:int=0, slots:int=2, hidden_root=None) -> list:
     "Phases 2 and 3: run every validated spec's inner job (cache first, then the pool, `slots` at a time) and grade."
-    from agentforge.inner import result_path
-    from agentforge.pool import Pool
-    w, run_dir = get_weights(weights), Path(run_dir)
+    from agentforge.inner import inner_outcome, submit_inner
+    w, run_dir, pool_root, hidden_root = get_weights(weights), absolute(run_dir), absolute(pool_root), absolute(hidden_root)
     todo = [r for r in records if r.validated_on and (w.uplift or w.speed)]
     for r in records:
         if r not in todo: _grade_no_train(r, w)
     if not todo: return records
-    threads = str(max(1, (os.cpu_count() or 1) // slots))  # one share of the cores per job: oversubscribed torch crawls
-    pool, jobs, t = Pool(pool_root or run_dir / 'pool', capacity={'inner': slots}, env=dict(OMP_NUM_THREADS=threads)), {}, time.monotonic()
-    for r in todo:
-        key, folder, spec = _spec_copy(r, run_dir, student, seed, samples)
-        if not result_path(key).exists():
-            pool.submit('agentforge.inner:inner_job', dict(spec_dir=str(folder), student=student, seed=seed, samples=samples,
-                        hidden_root=None if hidden_root is None else str(hidden_root)), pool='inner', key=key)
-        jobs[id(r)] = key, spec
+    pool, t = _pool(run_dir, pool_root, slots), time.monotonic()
+    jobs = {id(r): submit_inner(pool, r.submission, student, seed, samples, hidden_root, pool_name='inner') for r in todo}
     stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
     if pool.counts().get('inner', {}).get('queued'): pool.work('inner', slots=slots, until_idle=True, stop=stop)
     if stop.is_set(): raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
     for r in todo:
-        key, spec = jobs[id(r)]
-        path = result_path(key)
-        res = json.loads(path.read_text()) if path.exists() else None
-        if res is None:
-            job = pool.get(hashlib.sha256(key.encode()).hexdigest()[:16])
-            res = job.result if job.state == 'done' else dict(error=f'inner job {job.id} {job.state}: {job.error}')
-        _graded(r, res, spec, w)
-    for r in todo: r.seconds['inner'] = round((time.monotonic() - t) / len(todo), 3)  # its share of the batch's wall time
+        _graded(r, inner_outcome(pool, jobs[id(r)]), w)
+        r.seconds['inner'] = round((time.monotonic() - t) / len(todo), 3)  # its share of the batch's wall time
     return records
 
 # %% ../nbs/10_episode.ipynb #4f8c046f
+def job_stats(records:list) -> dict:
+    "Count the distinct inner jobs behind `records`: {jobs, done, cached, dead, retried, ungraded}, plus the first failure."
+    jobs = {r.job['key']: r.job for r in records if getattr(r, 'job', None)}
+    out = dict(jobs=len(jobs), **{s: sum(j['state'] == s for j in jobs.values()) for s in ('done', 'cached')},
+               dead=sum(j['state'] not in ('done', 'cached') for j in jobs.values()),
+               retried=sum(j['attempts'] > 1 for j in jobs.values()), ungraded=sum(not r.reward for r in records))
+    bad = next((j for j in jobs.values() if j['state'] not in ('done', 'cached')), None)
+    if bad: out['first_failure'] = dict(job=bad['id'], state=bad['state'], error=(bad['error'] or '')[-1500:], log=bad['log'])
+    return out
+
+def check_jobs(records:list, where:str, max_dead_share:float=MAX_DEAD_SHARE) -> dict:
+    "Raise InnerJobsFailed when more than `max_dead_share` of the inner jobs behind `records` died; else return job_stats."
+    st = job_stats(records)
+    if st['jobs'] and st['dead'] > max_dead_share * st['jobs']:
+        f = st['first_failure']
+        raise InnerJobsFailed(f"{st['dead']} of {st['jobs']} inner jobs died in {where} (more than {max_dead_share:.0%}): "
+                              f"nothing they trained can be graded, so the run stops here.\nFirst failure, job {f['job']} "
+                              f"({f['state']}): {f['error'].strip()[-800:]}\nIts log: {f['log']}\nFix the cause and run the "
+                              "same command again: it resumes, and dead jobs are retried.")
+    return st
+
 def run_episodes(agent:Agent, jobs:list, # [(brief, seed)]
                  run_dir, pool_root=None, weights='reference', step:int|None=None, budgets:Budgets=Budgets(),
                  student:str='tiny-student', samples:int=2, slots:int=2, hidden_root=None, tag:str='',
-                 saturation:bool=True) -> list:
-    "Play, train and grade one episode per `(brief, seed)`; save each record under run_dir/episodes/."
-    run_dir = Path(run_dir); records = []
+                 saturation:bool=True, max_dead_share:float=MAX_DEAD_SHARE) -> list:
+    "Play, train and grade one episode per `(brief, seed)`; save each record; stop (InnerJobsFailed) if too many jobs died."
+    run_dir, hidden_root, records = absolute(run_dir), absolute(hidden_root), []
     for i, (brief, seed) in enumerate(jobs):
         eid = f"{tag or agent_tag(agent)}-{'' if step is None else f's{step:03d}-'}{i:02d}-{brief}-{seed}"
         shutil.rmtree(run_dir / 'work' / eid, ignore_errors=True)  # a rerun of a killed step starts the episode afresh
         records.append(play(agent, brief, seed, run_dir / 'work' / eid, budgets, step, hidden_root, student, saturation))
     train_and_grade(records, run_dir, pool_root, weights, student, samples, 0, slots, hidden_root)
     for r in records: r.save(run_dir / 'episodes')
+    check_jobs(records, f"step {step}" if step is not None else f"{tag or agent_tag(agent)}'s episodes", max_dead_share)
     return records
 
 def agent_tag(agent) -> str:

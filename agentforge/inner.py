@@ -14,14 +14,14 @@ from .grading import uplift as uplift_score
 from .pool import ResumeMismatch, commit_checkpoint, latest_checkpoint
 from .sandbox import Limits, RewardWorker
 from .spec import RESERVED_COLUMNS, Spec, load_rows, load_spec
-from .tasks import as_messages, cache_dir
+from .tasks import absolute, as_messages, cache_dir, state_env
 
 # %% auto #0
 __all__ = ['LOW_DISK_BYTES', 'METRICS', 'training_dataset', 'RewardFailed', 'SandboxReward', 'reward_functions', 'has_vllm',
            'grpo_args', 'grpo_config', 'student_id', 'load_student_model', 'AtomicCheckpoints', 'ProgressBar',
            'Deadline', 'Trained', 'config_hash', 'resumable_trainer_class', 'disk_full_error', 'train_spec',
-           'ScoringFailed', 'score_hidden', 'score_main', 'summarize', 'InnerResult', 'result_key', 'result_path',
-           'pre_score', 'run_inner', 'inner_job']
+           'ScoringFailed', 'score_hidden', 'score_main', 'summarize', 'InnerResult', 'hidden_digest', 'result_key',
+           'result_path', 'pre_score', 'run_inner', 'inner_job', 'InnerJob', 'submit_inner', 'inner_outcome']
 
 # %% ../nbs/07_inner.ipynb #b64ed3da
 def training_dataset(spec:Spec, # a spec from spec.load_spec
@@ -260,6 +260,13 @@ def train_spec(spec:Spec, # a spec from spec.load_spec
 class ScoringFailed(RuntimeError):
     "The platform's scoring process failed (an infrastructure error, not the spec's fault)."
 
+def _model_arg(model:str|Path) -> str:
+    "A model folder as an absolute path (the scorer runs elsewhere), a preset name as it is; a missing folder is an error."
+    if Path(model).expanduser().exists(): return str(absolute(model))
+    if os.sep in str(model) or str(model).startswith('.'):
+        raise ValueError(f"no model folder at {model} (resolved against {os.getcwd()}): pass an existing folder or a preset name")
+    return str(model)
+
 def score_hidden(model:str|Path, # a student preset name, or a folder with trained weights or a LoRA adapter
                  brief:str, # the family whose hidden split is scored
                  student:str='tiny-student', # the base student (used when `model` is a LoRA adapter)
@@ -269,9 +276,10 @@ def score_hidden(model:str|Path, # a student preset name, or a folder with train
                  timeout:float=1800, # seconds before the scorer is killed
                 ) -> dict: # {'score', 'samples', 'items', 'seconds'}
     "Score `model` on `brief`'s hidden split in a separate platform process that never loads agent code."
-    cmd = [sys.executable, '-I', '-m', 'agentforge.inner', 'score', str(model), brief, student, str(samples), str(seed),
-           str(hidden_root or '')]
-    try: p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir())
+    cmd = [sys.executable, '-I', '-m', 'agentforge.inner', 'score', _model_arg(model), brief, _model_arg(student),
+           str(samples), str(seed), str(absolute(hidden_root) or '')]  # only absolute paths cross: its cwd is the temp dir
+    try: p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir(),
+                            env={**os.environ, **state_env()})
     except subprocess.TimeoutExpired: raise ScoringFailed(f'scoring {model} on {brief} took over {timeout} s') from None
     if p.returncode != 0: raise ScoringFailed(f'scoring {model} on {brief} exited {p.returncode}: {p.stderr[-1500:]}')
     return json.loads(p.stdout.strip().splitlines()[-1])
@@ -329,9 +337,16 @@ class InnerResult:
     def to_json(self) -> dict: return dataclasses.asdict(self)
 
 # %% ../nbs/07_inner.ipynb #4ca4fd73
-def result_key(spec:Spec, student:str, seed:int, samples:int) -> str:
-    "The result-cache key: a hash of the spec's files, the student's identity, the seed, samples and our version."
-    blob = json.dumps([spec.digest(), student_id(student), seed, samples, __version__])
+def hidden_digest(brief:str, hidden_root=None) -> str:
+    "A short hash of `brief`'s hidden split as stored (built first if needed): scores on another split never mix."
+    from agentforge.families import get_family
+    from agentforge.tasks import hidden_path, hidden_split
+    fam = get_family(brief); hidden_split(fam, root=hidden_root)
+    return hashlib.sha256(hidden_path(fam, root=hidden_root).read_bytes()).hexdigest()[:16]
+
+def result_key(spec:Spec, student:str, seed:int, samples:int, hidden_root=None) -> str:
+    "The result-cache key: a hash of the spec's files, the student's identity, seed, samples, the hidden split, our version."
+    blob = json.dumps([spec.digest(), student_id(student), seed, samples, hidden_digest(spec.brief, hidden_root), __version__])
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 def result_path(key:str, cache_root=None) -> Path:
@@ -346,11 +361,8 @@ def _write_json(path:Path, obj:dict):
 
 def pre_score(student:str, brief:str, samples:int=2, seed:int=0, hidden_root=None, cache_root=None) -> float:
     "The untrained student's hidden score, computed once per (student, family, samples, seed, hidden split)."
-    from agentforge.families import get_family
-    from agentforge.tasks import hidden_path, hidden_split
-    hidden_split(get_family(brief), root=hidden_root)  # make sure it exists, then key the cache by its bytes
-    h = hashlib.sha256(hidden_path(get_family(brief), root=hidden_root).read_bytes()).hexdigest()[:16]
-    key = hashlib.sha256(json.dumps([student_id(student), brief, samples, seed, h]).encode()).hexdigest()[:20]
+    key = hashlib.sha256(json.dumps([student_id(student), brief, samples, seed, hidden_digest(brief, hidden_root)])
+                         .encode()).hexdigest()[:20]
     path = Path(cache_root or cache_dir() / 'inner') / 'pre' / f'{key}.json'
     if path.exists(): return json.loads(path.read_text())['score']
     res = score_hidden(student, brief, student, samples, seed, hidden_root)
@@ -358,6 +370,10 @@ def pre_score(student:str, brief:str, samples:int=2, seed:int=0, hidden_root=Non
     return res['score']
 
 # %% ../nbs/07_inner.ipynb #371409fa
+def _student_arg(student:str) -> str:
+    "A student checkpoint folder as an absolute path; a preset name as it is."
+    return str(absolute(student)) if Path(student).expanduser().is_dir() else student
+
 def run_inner(spec_dir:str|Path, # a validated spec folder
               student:str|None=None, # a student preset or checkpoint folder (default: the spec's `student`)
               seed:int=0, # training and scoring seed
@@ -371,10 +387,11 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
               limits:Limits=Limits(), # sandbox limits for reward.py
               cache_root:str|Path|None=None, # where results are cached (default cache_dir()/'inner')
              ) -> InnerResult:
-    "Train the student on a spec with TRL GRPO and score it before and after on the hidden split."
+    "Train the student on a spec with TRL GRPO and score it before and after on the hidden split (paths: made absolute)."
+    spec_dir, work_dir, hidden_root, cache_root = map(absolute, (spec_dir, work_dir, hidden_root, cache_root))
     t0, spec = time.monotonic(), load_spec(spec_dir)
-    student = student or spec.student
-    key = result_key(spec, student, seed, samples)
+    student = _student_arg(student or spec.student)
+    key = result_key(spec, student, seed, samples, hidden_root)
     done = result_path(key, cache_root)
     if cache and done.exists(): return InnerResult(**{**json.loads(done.read_text()), 'cached': True})
     if device is None:
@@ -399,3 +416,49 @@ def inner_job(job_dir:Path, # the pool's per-job folder (the same across attempt
              ) -> dict:
     "The pool's entry point for an inner job: `run_inner` with the job's folder as its work dir, as JSON."
     return run_inner(spec_dir, work_dir=Path(job_dir), **kwargs).to_json()
+
+@dataclass
+class InnerJob:
+    "An inner job on a pool: its id (None: not queued, its result was cached), its content key, the spec copy it trains."
+    id:str|None; key:str; spec_dir:str
+
+def submit_inner(pool, # an agentforge.pool.Pool
+                 spec_dir, # a validated spec folder
+                 student:str|None=None, seed:int=0, samples:int=2, hidden_root=None, # as in run_inner
+                 pool_name:str|None=None, # the named pool (default: the spec's resources.pool)
+                 priority:int=0, retry_dead:bool=True, # a dead job under this key is queued again
+                 cache_root=None, # the result cache (default cache_dir()/'inner'): a cached result is not queued again
+                ) -> InnerJob:
+    "Queue a spec's inner job by content: the same spec, student, seed, samples and hidden split are one job, wherever from."
+    spec = load_spec(absolute(spec_dir)); student, hidden_root = _student_arg(student or spec.student), absolute(hidden_root)
+    key = result_key(spec, student, seed, samples, hidden_root)
+    if result_path(key, cache_root).exists(): return InnerJob(None, key, str(spec.root))  # done before: nothing to run
+    home = pool.root / 'specs' / spec.digest()[:20]  # content-addressed: every caller names the same folder
+    if not home.exists():
+        tmp = home.with_name(f'.{home.name}.tmp{os.getpid()}'); shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(spec.root, tmp)
+        try: os.replace(tmp, home)
+        except OSError:  # another process copied the same content first
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not home.exists(): raise
+    args = dict(spec_dir=str(home), student=student, seed=seed, samples=samples,
+                hidden_root=None if hidden_root is None else str(hidden_root))
+    jid = pool.submit('agentforge.inner:inner_job', args, pool=pool_name or spec.resources['pool'], key=key,
+                      priority=priority, time_limit_s=60 * spec.resources['max_minutes'] + 600, retry_dead=retry_dead)
+    return InnerJob(jid, key, str(home))
+
+# %% ../nbs/07_inner.ipynb #df98debe
+def inner_outcome(pool, # the Pool the job was submitted to
+                  job:InnerJob, cache_root=None) -> dict:
+    "What became of an inner job: {state, attempts, result, error, log}; `result` only when it finished."
+    path = result_path(job.key, cache_root)
+    if job.id is None:  # never queued: the result was in the cache
+        return dict(id=None, key=job.key, state='cached', attempts=0, result=json.loads(path.read_text()), error=None, log=None)
+    j = pool.get(job.id)
+    log = pool.root / 'jobs' / j.id / f'attempt-{j.attempts}' / 'log.txt' if j.attempts else None
+    out = dict(id=j.id, key=job.key, state=j.state, attempts=j.attempts, result=None, error=None,
+               log=str(log) if log else None)
+    if j.state == 'done': out['result'] = j.result or (json.loads(path.read_text()) if path.exists() else None)
+    elif path.exists(): out.update(state='cached', result=json.loads(path.read_text()))  # finished elsewhere
+    else: out['error'] = j.error or f'the job is {j.state}'
+    return out

@@ -9,13 +9,14 @@ from __future__ import annotations
 import dataclasses, hashlib, json, math, os, random, shutil, sys, time
 from pathlib import Path
 import torch
+from .episode import job_stats
 from .families import FAMILIES
 from .pool import ResumeMismatch, latest_checkpoint, save_checkpoint
 
 # %% auto #0
 __all__ = ['group_advantages', 'Sample', 'samples_from', 'collate', 'token_logprobs', 'pg_loss', 'token_weights', 'OuterConfig',
            'jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state', 'load_state', 'metrics_row',
-           'read_metrics', 'train']
+           'read_metrics', 'progress_text', 'train']
 
 # %% ../nbs/11_outer.ipynb #42291f91
 def group_advantages(rewards_G:torch.Tensor, # (..., G) rewards of one group on its last dimension
@@ -43,11 +44,14 @@ class Sample:
 def samples_from(groups:list, # [[record, ...], ...]: one list per group of episodes on the same brief
                  scale:str='std', # advantage scaling, as in `group_advantages`
                 ) -> list: # [Sample]
-    "One Sample per LM turn, carrying its episode's group advantage; scripted turns and zero advantages are dropped."
+    "One Sample per LM turn, with its episode's group advantage among the graded; scripted, ungraded, zero-advantage dropped."
     out, k = [], 0
     for group in groups:
-        adv_G = group_advantages(torch.tensor([float(r.reward['total']) for r in group]), scale)
-        for rec, a in zip(group, adv_G.tolist()):
+        graded = [r for r in group if r.reward]  # an ungraded episode (its job died) has no reward to compare
+        adv_G = group_advantages(torch.tensor([float(r.reward['total']) for r in graded]), scale)
+        adv = {id(r): a for r, a in zip(graded, adv_G.tolist())}
+        for rec in group:
+            a = adv.get(id(rec), 0.0)
             for t in rec.turns:
                 ids, lp = t.get('completion_ids'), t.get('logprobs')
                 if t.get('prompt_ids') is None or not ids: continue
@@ -257,19 +261,21 @@ def load_state(run_dir, agent, optimizer:torch.optim.Optimizer, cfg:OuterConfig,
 def _mean(xs:list) -> float|None: return sum(xs) / len(xs) if xs else None
 
 def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
-    "One step's metrics from its groups of records and `update`'s stats."
-    recs = [r for g in groups for r in g]; R = lambda k: [float(r.reward[k]) for r in recs]
-    tot_G = [torch.tensor([float(r.reward['total']) for r in g], dtype=torch.float64) for g in groups]
-    fam = {}
+    "One step's metrics from its groups of records and `update`'s stats; means over graded episodes, jobs counted."
+    every = [r for g in groups for r in g]; recs = [r for r in every if r.reward]; R = lambda k: [float(r.reward[k]) for r in recs]
+    tot_G = [torch.tensor([float(r.reward['total']) for r in g if r.reward], dtype=torch.float64) for g in groups]
+    tot_G = [t for t in tot_G if len(t) > 1]
+    fam, jobs = {}, job_stats(every)
     for r in recs: fam.setdefault(r.brief, []).append(float(r.reward['uplift']))
-    return dict(step=step, reward_mean=_mean(R('total')), validation_mean=_mean(R('validation')),
-                uplift_mean=_mean(R('uplift')), speed_mean=_mean(R('speed')),
+    return dict(step=step, episodes=len(every), graded=len(recs), reward_mean=_mean(R('total')),
+                validation_mean=_mean(R('validation')), uplift_mean=_mean(R('uplift')), speed_mean=_mean(R('speed')),
                 validation_first_try_rate=_mean([float(r.validated_on == 1) for r in recs]),
                 attempts_mean=_mean([r.attempts for r in recs]), reward_std_group=_mean([t.std().item() for t in tot_G]),
                 zero_std_groups=sum(bool((t == t[0]).all()) for t in tot_G), kl=stats.get('kl'), loss=stats['loss'],
                 grad_norm=stats['grad_norm'], clip_frac=stats.get('clip_frac'), samples=stats['samples'],
-                tokens_per_episode=_mean([r.tokens for r in recs]),
-                **{f'seconds_{k}': sum(float(r.seconds.get(k, 0.0)) for r in recs) for k in ('agent', 'probe', 'inner')},
+                tokens_per_episode=_mean([r.tokens for r in every]),
+                jobs={k: v for k, v in jobs.items() if k != 'first_failure'},
+                **{f'seconds_{k}': sum(float(r.seconds.get(k, 0.0)) for r in every) for k in ('agent', 'probe', 'inner')},
                 seconds_update=stats['seconds_update'], seconds=seconds, uplift_by_family={b: _mean(v) for b, v in fam.items()},
                 skipped=stats['skipped'])
 
@@ -290,6 +296,15 @@ def _write_rows(path:Path, rows:list, mode:str):
     if tmp != path: os.replace(tmp, path)
 
 # %% ../nbs/11_outer.ipynb #b66591d5
+def progress_text(row:dict) -> str:
+    "The progress line of a step: its mean reward over graded episodes, and what was not graded, said out loud."
+    r = 'n/a' if row.get('reward_mean') is None else f"{row['reward_mean']:.3f}"
+    s = f"step {row['step']}: reward {r}"
+    if row.get('graded', row.get('episodes')) != row.get('episodes'): s += f" over {row['graded']}/{row['episodes']} graded"
+    if (j := row.get('jobs') or {}).get('dead'): s += f"; {j['dead']} of {j['jobs']} inner jobs DIED"
+    if j.get('retried'): s += f"; {j['retried']} retried"
+    return s
+
 def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step) -> [record], in the order of jobs
           progress:bool=True, # a tqdm bar on stderr
           meta:dict|None=None, # extra settings that must match to resume (e.g. reward weights)
@@ -311,7 +326,7 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
             row = metrics_row(step, groups, update(agent, groups, cfg, opt), time.monotonic() - t0)
             _write_rows(run_dir / 'metrics.jsonl', [row], 'a')
             save_state(run_dir, step, agent, opt, m); init = None
-            bar.update(1); bar.set_postfix(step=step, reward=f"{row['reward_mean']:.3f}")
+            bar.update(1); bar.set_postfix_str(progress_text(row))
     except KeyboardInterrupt:
         if init is not None: _restore(agent, init)  # so the next call starts where this one did
         raise

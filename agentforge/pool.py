@@ -89,7 +89,8 @@ class Pool:
                  log_cap:int=10_000_000, # bytes of stdout+stderr kept per attempt
                  cwd=None, # working directory of the job processes (default: this process's)
                  env:dict|None=None): # extra environment variables for the job processes
-        self.root = Path(root); (self.root / 'jobs').mkdir(parents=True, exist_ok=True)
+        self.root = Path(os.path.abspath(os.path.expanduser(root)))  # absolute: job folders cross process boundaries
+        (self.root / 'jobs').mkdir(parents=True, exist_ok=True)
         self.capacity, self.backoff_s, self.max_backoff_s = dict(capacity or {'inner': 1, 'outer': 1}), backoff_s, max_backoff_s
         self.log_cap, self.cwd = log_cap, str(Path(cwd or os.getcwd()).resolve())
         self.env = {'PYTHONPATH': os.pathsep.join(p for p in [self.cwd, os.environ.get('PYTHONPATH')] if p), **(env or {})}
@@ -126,20 +127,25 @@ def _submit(self:Pool, fn:str, # 'module:function', importable by the job proces
             key:str|None=None, # idempotency key: the same key gives the same job (default: a fresh one)
             priority:int=0, # higher runs first; FIFO among equals
             max_attempts:int=3, # attempts before the job is dead-lettered
-            time_limit_s:float|None=None) -> str: # kill an attempt that runs longer
+            time_limit_s:float|None=None, # kill an attempt that runs longer
+            retry_dead:bool=False) -> str: # a dead (or cancelled) job under this key is queued again, attempts reset
     "Queue `fn(job_dir, **args)` once per `key`; return the job id (the existing one for a known key)."
     if pool not in self.capacity: raise ValueError(f'unknown pool {pool!r}; this Pool has {sorted(self.capacity)}')
     if fn.count(':') != 1: raise ValueError(f"fn must be 'module:function', got {fn!r}")
     a = json.dumps(args or {}, sort_keys=True)
     jid = hashlib.sha256(key.encode()).hexdigest()[:16] if key is not None else secrets.token_hex(8)
     with self.tx() as db:
-        old = db.execute('SELECT fn, args, pool FROM jobs WHERE id=?', (jid,)).fetchone()
+        old = db.execute('SELECT fn, args, pool, state FROM jobs WHERE id=?', (jid,)).fetchone()
         if old is None:
             db.execute('INSERT INTO jobs (id, key, fn, args, pool, state, priority, max_attempts, time_limit_s, created) '
                        "VALUES (?,?,?,?,?,'queued',?,?,?,?)", (jid, key or jid, fn, a, pool, priority, max_attempts, time_limit_s, time.time()))
             _event(db, jid, 'submitted', detail=fn)
-        elif tuple(old) != (fn, a, pool):
-            raise ValueError(f'key {key!r} was already submitted as {tuple(old)}; a key names one job')
+        elif tuple(old)[:3] != (fn, a, pool):
+            raise ValueError(f'key {key!r} was already submitted as {tuple(old)[:3]}; a key names one job')
+        elif retry_dead and old['state'] in ('dead', 'cancelled'):
+            db.execute("UPDATE jobs SET state='queued', attempts=0, not_before=0, error=NULL, finished=NULL, cancel=0, "
+                       'priority=? WHERE id=?', (priority, jid))
+            _event(db, jid, 'resubmitted', detail=f"was {old['state']}")
     return jid
 Pool.submit = _submit
 

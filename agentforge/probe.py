@@ -16,10 +16,10 @@ from .grading import MAX_ATTEMPTS
 
 # %% auto #0
 __all__ = ['BUDGETS', 'MIN_ROWS', 'MAX_DUPLICATES', 'ANSWER_IN_PROMPT_SLACK', 'CORRUPTIONS', 'PROBE_ROWS', 'GOLD_HIGH',
-           'GOLD_SHARE', 'MARGIN', 'LATENCY_S', 'CORRUPTION_TEXT', 'SAT_ROWS', 'SAT_GROUP', 'PASS', 'Check', 'Report',
-           'check_hyperparameters', 'check_dataset', 'check_leakage', 'corruptions', 'probe_batch', 'builtin_values',
-           'totals', 'custom_values', 'check_determinism', 'check_statefulness', 'check_scores', 'check_rewards',
-           'check_saturation', 'validate', 'Attempts']
+           'GOLD_SHARE', 'MARGIN', 'LATENCY_S', 'CALL_S', 'CORRUPTION_TEXT', 'SAT_ROWS', 'SAT_GROUP', 'PASS', 'Check',
+           'Report', 'check_hyperparameters', 'check_dataset', 'check_leakage', 'corruptions', 'probe_batch',
+           'builtin_values', 'totals', 'custom_values', 'check_determinism', 'check_statefulness', 'check_latency',
+           'check_scores', 'check_rewards', 'check_saturation', 'validate']
 
 # %% ../nbs/06_probe.ipynb #d31906f3
 @dataclass
@@ -30,6 +30,10 @@ class Check:
     message: str
     code: str | None = None
     seconds: float = 0.0
+    checked: bool = True  # False: the gate could not run (e.g. no student weights); `ok` then means "not failed", not "passed"
+
+    @property
+    def status(self) -> str: return 'passed' if self.ok and self.checked else 'not checked' if self.ok else 'failed'
 
 @dataclass
 class Report:
@@ -40,7 +44,11 @@ class Report:
     seconds: float
     attempt: int | None = None
 
-    def to_json(self) -> dict: return asdict(self)
+    def to_json(self) -> dict: return {**asdict(self), 'complete': self.complete, 'not_checked': self.not_checked}
+    @property
+    def not_checked(self) -> list: return [c.id for c in self.checks if not c.checked]
+    @property
+    def complete(self) -> bool: return not self.not_checked  # every gate ran (a validated spec may still be incomplete)
     def infra(self) -> bool: return bool(self.reason) and self.reason.startswith('INFRA_')
     def failure(self) -> Check|None: return next((c for c in self.checks if not c.ok), None)
 
@@ -161,11 +169,12 @@ def totals(spec:Spec, values:dict, n:int) -> list:
     return [0.0 if s is None else s / sum(ws) for s in summed]
 
 # %% ../nbs/06_probe.ipynb #4a2b3845
-def custom_values(spec:Spec, batch:dict, worker:RewardWorker) -> tuple:
+def custom_values(spec:Spec, batch:dict, worker:RewardWorker, calls:list|None=None) -> tuple:
     "Values of the spec's reward.py functions over `batch`: `(values by entry, results)`; stops at the first failed call."
     vals, results = {}, []
     for fn in spec.custom_functions():
         res = worker.call(fn, batch); results.append(res)
+        if calls is not None: calls.append((res.seconds, len(batch['ids'])))  # (wall seconds, completions) per call
         if not res.ok: break
         vals[f'reward.py:{fn}'] = [res.values[i] for i in batch['ids']]
     return vals, results
@@ -177,29 +186,40 @@ def _failed(res) -> Check:
 
 # %% ../nbs/06_probe.ipynb #f06a5452
 GOLD_HIGH, GOLD_SHARE, MARGIN, LATENCY_S = 0.7, 0.95, 0.3, 0.02  # gold total, share of golds, gold − corruption, s per completion
+CALL_S = 0.5  # each call's fixed allowance: a call of n completions may take CALL_S + n * LATENCY_S seconds
 
-def check_determinism(spec, batch, first:dict, limits) -> list:
+def check_determinism(spec, batch, first:dict, limits, calls:list|None=None) -> list:
     "Score the batch again in shuffled order in a fresh sandbox, and a few items alone; compare per id."
     perm = list(range(len(batch['ids']))); random.Random(1).shuffle(perm)
     shuffled = {k: [v[i] for i in perm] for k, v in batch.items()}
-    with RewardWorker(spec.root, limits=limits) as fresh: again, res = custom_values(spec, shuffled, fresh)
+    with RewardWorker(spec.root, limits=limits) as fresh: again, res = custom_values(spec, shuffled, fresh, calls)
     if len(again) < len(first): return [_failed(res[-1])]
     diff = [(i, e) for e in first for i, a, b in zip(batch['ids'], first[e], [dict(zip(shuffled['ids'], again[e]))[i] for i in batch['ids']]) if a != b]
     if diff: return [Check('determinism', False, f"{len(diff)} values changed when the same batch was scored again in shuffled order in a fresh sandbox "
                            f"(e.g. {diff[0][1]} on {diff[0][0]}): rewards must be pure functions of their inputs", 'REWARD_NONDETERMINISTIC')]
     return [Check('determinism', True, f"{len(batch['ids'])} values identical in shuffled order, fresh sandbox")]
 
-def check_statefulness(spec, batch, first:dict, worker, k:int=3) -> Check:
+def check_statefulness(spec, batch, first:dict, worker, k:int=3, calls:list|None=None) -> Check:
     "Score `k` items alone in the long-lived worker and compare with their values inside the batch."
     for j in range(0, len(batch['ids']), max(1, len(batch['ids']) // k))[:k]:
         single = {key: v[j:j + 1] for key, v in batch.items()}
-        alone, res = custom_values(spec, single, worker)
+        alone, res = custom_values(spec, single, worker, calls)
         if len(alone) < len(first): return _failed(res[-1])
         for e in first:
             if alone[e][0] != first[e][j]:
                 return Check('statefulness', False, f"{e} gave {first[e][j]} for {batch['ids'][j]} inside a batch but {alone[e][0]} alone: "
                              "a reward must not depend on earlier calls or on batch position", 'REWARD_STATEFUL')
     return Check('statefulness', True, f"{k} items scored alone match their batch values")
+
+def check_latency(calls:list) -> Check:
+    "Reject a reward whose p95 call takes longer than its budget: CALL_S per call plus LATENCY_S per completion."
+    over = sorted(s / (CALL_S + n * LATENCY_S) for s, n in calls)
+    p95 = over[min(len(over) - 1, int(0.95 * len(over)))]
+    worst = max(calls, key=lambda c: c[0] / (CALL_S + c[1] * LATENCY_S))
+    why = (f"the slowest of {len(calls)} calls took {worst[0]:.2f} s for {worst[1]} completions; a call may take "
+           f"{CALL_S} s + {LATENCY_S * 1000:.0f} ms per completion")
+    if p95 > 1: return Check('latency', False, f"reward.py is too slow: {why}. Training calls it every step: make it faster", 'REWARD_SLOW')
+    return Check('latency', True, f"p95 call at {p95:.0%} of its budget ({why})")
 
 # %% ../nbs/06_probe.ipynb #b53fb259
 def check_scores(tot:list, rows:int, kinds:tuple, cands:list) -> list:
@@ -231,16 +251,16 @@ def check_rewards(spec:Spec, rows:list, worker:RewardWorker, limits:Limits=Limit
     sub = random.Random(seed).sample(rows, min(PROBE_ROWS, len(rows)))
     cands, kinds = corruptions(sub, seed), ('gold',) + CORRUPTIONS
     batch = probe_batch(sub, cands, kinds)
-    values, results = builtin_values(spec, batch), []
+    values, results, calls = builtin_values(spec, batch), [], []
     if spec.custom_functions():
-        custom, results = custom_values(spec, batch, worker)
+        custom, results = custom_values(spec, batch, worker, calls)
         if len(custom) < len(spec.custom_functions()): return [_failed(results[-1])]
         values.update(custom)
-        per = max(r.seconds for r in results) / len(batch['ids'])
-        if per > LATENCY_S:
-            return [Check('latency', False, f"reward.py takes {per * 1000:.1f} ms per completion; the budget is {LATENCY_S * 1000:.0f} ms", 'REWARD_SLOW')]
-        out = check_determinism(spec, batch, custom, limits) + [check_statefulness(spec, batch, custom, worker)]
+        if not (lat := check_latency(calls)).ok: return [lat]  # the whole batch alone already blows the budget
+        out = check_determinism(spec, batch, custom, limits, calls) + [check_statefulness(spec, batch, custom, worker, calls=calls)]
         if not all(c.ok for c in out): return out
+        out.append(check_latency(calls))  # per call, single completions included: a fixed sleep per call shows here
+        if not out[-1].ok: return out
     else: out = [Check('determinism', True, 'built-in components only: pure functions by construction')]
     return out + check_scores(totals(spec, values, len(batch['ids'])), len(sub), kinds, cands)
 
@@ -257,7 +277,8 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0) -> C
     from agentforge.student import complete
     from agentforge.presets import WeightsUnavailable
     try: model, tok = _student(spec.student)
-    except WeightsUnavailable as e: return Check('saturation', True, f"not checked: {str(e)[:160]}")
+    except WeightsUnavailable as e:  # the gate could not run: say so, never count it as passed
+        return Check('saturation', True, f"not checked: the student's weights are not here ({str(e)[:160]})", checked=False)
     sub, G = random.Random(seed + 1).sample(rows, min(SAT_ROWS, len(rows))), min(SAT_GROUP, spec.grpo['num_generations'])
     texts = complete(model, tok, [r['prompt'] for r in sub for _ in range(G)], temperature=spec.grpo['temperature'], seed=seed,
                      max_new_tokens=spec.grpo['max_completion_length'], system_prompt=spec.system_prompt)
@@ -305,25 +326,7 @@ def validate(path, brief:str|None=None, attempt:int|None=None, hidden_root=None,
         checks += _timed(gate, *args)
     with RewardWorker(spec.root, limits=limits) as worker:
         checks += _timed(check_rewards, spec, rows, worker, limits)
-        if saturation and all(c.ok for c in checks): checks += _timed(check_saturation, spec, rows, worker)
+        if all(c.ok for c in checks):
+            checks += _timed(check_saturation, spec, rows, worker) if saturation else \
+                [Check('saturation', True, 'not checked: turned off by the caller (saturation=False)', checked=False)]
     return _report(checks, t0, attempt)
-
-# %% ../nbs/06_probe.ipynb #4a9c3c76
-class Attempts:
-    "Count one episode's submissions against the retry limit; remember when (if ever) a spec validated."
-    def __init__(self, max_attempts:int=MAX_ATTEMPTS): self.max_attempts, self.used, self.reports = max_attempts, 0, []
-
-    def validate(self, path, **kw) -> Report:
-        "Validate a submission as the next attempt, or refuse once the limit is spent."
-        if self.used >= self.max_attempts or self.validated_on:
-            why = 'a spec already validated' if self.validated_on else f"all {self.max_attempts} attempts are used"
-            return Report(False, 'RETRY_LIMIT', [Check('attempts', False, why, 'RETRY_LIMIT')], 0.0, self.used)
-        report = validate(path, attempt=self.used + 1, **kw)
-        if not report.infra(): self.used += 1
-        self.reports.append(report)
-        return report
-
-    @property
-    def validated_on(self) -> int|None:
-        "The 1-based attempt on which a spec validated, or None."
-        return next((r.attempt for r in self.reports if r.validated), None)

@@ -50,20 +50,24 @@ def exact_match(prompts:list, completions:list, answer:list, # TRL batch: one en
 # %% ../nbs/04a_rewards.ipynb #0c295233
 _NUM = re.compile(r'[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d{1,3})?|[-+]?\.\d+')
 
-def first_number(text:str) -> Fraction|None:
-    "The first number in the visible text as an exact fraction, or None when there is none."
-    m = _NUM.search(visible(str(text)))
+def first_number(text:str, # a completion's text
+                 alone:bool=False, # the visible text must be the number and nothing else (a final '.' allowed)
+                ) -> Fraction|None:
+    "The first number in the visible text (or, `alone`, the number that is the whole text) as a fraction, else None."
+    t = visible(str(text))
+    m = _NUM.fullmatch(t.removesuffix('.').strip()) if alone else _NUM.search(t)
     if m is None: return None
     try: return Fraction(m.group().replace(',', ''))
     except (ValueError, ZeroDivisionError): return None  # e.g. past Python's int-digit limit
 
 def numeric_match(prompts:list, completions:list, answer:list, # TRL batch: one entry per sample
                   tolerance:float=0, # absolute tolerance: |completion - answer| <= tolerance scores 1
+                  strict:bool=True, # the completion must be the number alone; False: the first number anywhere (lenient)
                   **kwargs) -> list:
-    "1.0 when the first number in the completion is within `tolerance` of the answer; 0.0 if none; None if the answer is not a number."
+    "1.0 when the completion's number is within `tolerance` of the answer; 0.0 if it has none; None if the answer is no number."
     tol, out, unparsable = Fraction(str(tolerance)), [], 0
     for c, a in zip(completions, answer, strict=True):
-        want, got = first_number(a), first_number(completion_text(c))
+        want, got = first_number(a), first_number(completion_text(c), alone=strict)
         if want is None: out.append(None); continue
         if got is None: unparsable += 1; out.append(0.0); continue  # deliberate branch: counted below
         out.append(float(abs(got - want) <= tol))
@@ -182,9 +186,14 @@ def _check_pattern(o):
     if why: return [('pattern', f"{_show(p)} contains {why}, which can backtrack for exponential time; use a character class, e.g. '[A-Za-z ]+'")]
     return []
 
+def _check_numeric(o):
+    bad = [] if isinstance(o['strict'], bool) else [('strict', f"got {_show(o['strict'])}; expected true or false")]
+    return _check_tolerance(o) + bad
+
 BUILTINS = {
     'exact_match': Component(exact_match, dict(case_sensitive=False), _check_case, 'normalised exact match'),
-    'numeric_match': Component(numeric_match, dict(tolerance=0), _check_tolerance, 'first number within a tolerance'),
+    'numeric_match': Component(numeric_match, dict(tolerance=0, strict=True), _check_numeric,
+                               'the number (alone, unless strict: false) within a tolerance'),
     'choice_match': Component(choice_match, dict(choices=REQUIRED), _check_choices, 'names exactly one choice, the answer'),
     'format_regex': Component(format_regex, dict(pattern=REQUIRED), _check_pattern, 'regex full match (format only)'),
     'length_penalty': Component(length_penalty, dict(target=REQUIRED), _check_target, 'closeness to a target length'),

@@ -6,18 +6,21 @@ and the scripted baselines → `report.md` with plots. This is what `make demo` 
 
 # %% ../nbs/13_run.ipynb #d0e569ea
 from __future__ import annotations
-import dataclasses, hashlib, json, os, sys, time
+import dataclasses, hashlib, json, os, shutil, statistics, sys, time
 from pathlib import Path
 import yaml
 from .agents import ScriptedAgent
-from .cloning import CloneRecipe, load_tiny_agent
-from .episode import Budgets, run_episodes
-from .outer import OuterConfig, train
+from .cloning import CloneRecipe, agent_base_ready, load_tiny_agent
+from .episode import Budgets, InnerJobsFailed, job_stats, run_episodes
+from .outer import OuterConfig, read_metrics, train
 from .report import write_report
+from .student import StudentRecipe, student_ready
+from .tasks import absolute, cache_dir, data_dir
 from .transfer import eval_jobs, evaluate, split_families, transfer_table, verdict, verdict_text, write_transfer
 
 # %% auto #0
-__all__ = ['RunConfig', 'freeze', 'event', 'train_stage', 'transfer_stage', 'agent_name', 'two_loop']
+__all__ = ['COSTS_S', 'LOW_DISK_GB', 'RunConfig', 'freeze', 'event', 'train_stage', 'transfer_stage', 'agent_name', 'preflight',
+           'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #3866ef00
 @dataclasses.dataclass(frozen=True)
@@ -74,7 +77,7 @@ def event(out, name:str, **detail):
 # %% ../nbs/13_run.ipynb #09eb12dd
 def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneRecipe()) -> tuple:
     "Train the tiny agent with the outer loop (or resume it); return (agent, metrics rows)."
-    out = Path(out); event(out, 'outer_start', steps=cfg.steps)
+    out = absolute(out); event(out, 'outer_start', steps=cfg.steps)
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, pool_root=out / 'pool', weights=cfg.weights, step=step, slots=cfg.slots)
@@ -85,15 +88,16 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
 # %% ../nbs/13_run.ipynb #e17710af
 def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneRecipe=CloneRecipe()) -> dict:
     "Evaluate trained, untrained and scripted agents on fresh briefs; write transfer.json; return the verdict."
-    out = Path(out); event(out, 'transfer_start')
+    out = absolute(out); event(out, 'transfer_start')
     train_fams, held = split_families(cfg.holdout)
     fams = held + [f for f in cfg.eval_trained if f in train_fams]
     agents = dict(trained=trained, untrained=load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained'),
                   **{f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')})
-    def run_fn(agent, jobs):
-        if progress: print(f'  transfer: {agent_name(agents, agent)} on {len(jobs)} briefs', file=sys.stderr)
-        return run_episodes(agent, jobs, out / 'transfer', pool_root=out / 'pool', weights=cfg.weights,
+    def run_fn(agent, jobs):  # the same pool as the outer stage: a spec both stages trained is one job
+        recs = run_episodes(agent, jobs, out / 'transfer', pool_root=out / 'pool', weights=cfg.weights,
                             slots=cfg.slots, tag=agent_name(agents, agent))
+        if progress: print(f'  transfer: {agent_name(agents, agent):18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
+        return recs
     res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.seed), run_fn)
     v = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic'])
     write_transfer(out, transfer_table(res, held), v); event(out, 'transfer_end')
@@ -101,19 +105,88 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
 
 def agent_name(agents:dict, agent) -> str: return next(k for k, a in agents.items() if a is agent)
 
+def _jobs_text(st:dict, recs:list) -> str:
+    "What a batch of episodes did, in one line: graded episodes and the fate of their inner jobs."
+    s = f"{sum(bool(r.reward) for r in recs)}/{len(recs)} episodes graded; {st['jobs']} inner jobs"
+    return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
+
+# %% ../nbs/13_run.ipynb #b8f113e3
+# Seconds on a 2-core CPU, measured by a cold `make demo` (the closing note of issue 10 gives the command and figures).
+COSTS_S = dict(student=None, agent_base=None, episode=None, transfer_episode=None)
+LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
+
+def _free_gb(path:Path) -> float:
+    "Free space, in GB, on the filesystem that holds `path` (or its nearest existing parent)."
+    while not path.exists(): path = path.parent
+    return shutil.disk_usage(path).free / 1e9
+
+def _time(s:float|None) -> str: return '?' if s is None else f'~{s / 60:.0f} min' if s >= 90 else f'~{s:.0f} s'
+
+def _sandbox_check() -> tuple:
+    "(ok, line): bubblewrap present and its canary run clean, or what is wrong and the command that fixes it."
+    from agentforge.sandbox import SandboxUnsafe, ensure_safe, sandbox_mode
+    try:
+        if sandbox_mode() == 'bwrap': ensure_safe(); return True, 'bubblewrap: agent code runs in the sandbox (canary run clean)'
+    except SandboxUnsafe as e: return False, f'the sandbox is not safe here: {e}'
+    return False, ('bubblewrap is NOT installed: agent-written reward code runs in the WEAK mode (a plain subprocess '
+                   'that can read your files). Install it: sudo apt-get install bubblewrap   (or: make setup-system)')
+
+# %% ../nbs/13_run.ipynb #1ce8ddee
+def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> dict:
+    "Before any work: the sandbox, free disk, where state lives, what will be built and about how long it will take."
+    out, say = absolute(out), say or (lambda *a: None)
+    sandbox_ok, sandbox = _sandbox_check()
+    builds = {name: (ready, COSTS_S[name]) for name, ready in
+              (('student', student_ready(StudentRecipe())), ('agent_base', agent_base_ready(clone)))}
+    done = read_metrics(out) if (out / 'metrics.jsonl').exists() else []
+    step_s = statistics.median(r['seconds'] for r in done) if done else \
+        (COSTS_S['episode'] and COSTS_S['episode'] * cfg.group_size * cfg.briefs_per_step)
+    left = max(0, cfg.steps - len(done))
+    n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout]))
+    est = dict(builds=sum(s or 0 for ready, s in builds.values() if not ready), outer=step_s and left * step_s,
+               transfer=COSTS_S['transfer_episode'] and n_transfer * COSTS_S['transfer_episode'])
+    disk = {str(p): round(_free_gb(p), 1) for p in dict.fromkeys((out, cache_dir(), data_dir()))}
+    say('preflight')
+    say(f"  sandbox    {sandbox}")
+    say('  disk       ' + '; '.join(f'{gb:.1f} GB free at {p}' for p, gb in disk.items())
+        + (f'  LOW: keep at least {LOW_DISK_GB:.0f} GB free' if min(disk.values()) < LOW_DISK_GB else ''))
+    say(f"  caches     models and inner results: {cache_dir()}\n             hidden splits and the platform secret: {data_dir()}")
+    for name, (ready, s) in builds.items():
+        say(f"  {name:10s} " + ('built (cached)' if ready else f'not built yet: built first, once ({_time(s)})'))
+    say(f"  estimate   {_time(sum(v or 0 for v in est.values()))} in all: builds {_time(est['builds'])}, "
+        f"{left} outer steps {_time(est['outer'])}, transfer ({n_transfer} episodes) {_time(est['transfer'])}")
+    return dict(sandbox_ok=sandbox_ok, sandbox=sandbox, disk_gb=disk, builds={k: r for k, (r, _) in builds.items()},
+                estimate_s=est, steps_left=left)
+
 # %% ../nbs/13_run.ipynb #d6f71662
 def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clone:CloneRecipe=CloneRecipe()) -> Path:
-    "Run (or resume) the whole two-loop experiment in `out`; return the report's path."
-    out = Path(out); freeze(cfg, out)
+    "Run (or resume) the whole two-loop experiment in `out`; return the report's path. Too many dead jobs stop it, loudly."
+    out = absolute(out); freeze(cfg, out)
     say = (lambda *a: print(*a, file=sys.stderr)) if progress else (lambda *a: None)
     train_fams, held = split_families(cfg.holdout)
     say(f"agentforge two-loop run in {out}/  (Ctrl-C is safe: the same command resumes)\n"
         f"  outer loop: {cfg.steps} steps x {cfg.briefs_per_step} briefs x {cfg.group_size} episodes on {', '.join(train_fams)}\n"
         f"  held out: {', '.join(held)}; reward weights: {cfg.weights}")
-    agent, rows = train_stage(cfg, out, progress, clone)
-    say(f"  outer loop done: mean reward {rows[0]['reward_mean']:.3f} at step 0, peak {max(r['reward_mean'] for r in rows):.3f}")
-    v = transfer_stage(cfg, out, agent, progress, clone)
+    event(out, 'run_start', steps=cfg.steps)
+    try:
+        agent, rows = train_stage(cfg, out, progress, clone)
+        peak = max((r['reward_mean'] for r in rows if r.get('reward_mean') is not None), default=None)
+        say(f"  outer loop done: {progress_summary(rows)}; peak mean reward {'n/a' if peak is None else f'{peak:.3f}'}")
+        v = transfer_stage(cfg, out, agent, progress, clone)
+    except InnerJobsFailed as e:
+        event(out, 'run_failed', error=str(e))
+        report = write_report(out, title='agentforge two-loop run (STOPPED)')
+        say(f"\nTHE RUN STOPPED: {e}\n  report (says why): {report}")
+        raise
+    event(out, 'run_end')
     say('  ' + verdict_text(v).replace('\n', '\n  '))
     report = write_report(out, title='agentforge two-loop run')
     say(f"  report: {report}")
     return report
+
+def progress_summary(rows:list) -> str:
+    "How many steps, episodes and inner jobs a run's metrics rows cover, and how many of them did not run."
+    ep, gr = sum(r.get('episodes', 0) for r in rows), sum(r.get('graded', 0) for r in rows)
+    jobs = {k: sum((r.get('jobs') or {}).get(k, 0) for r in rows) for k in ('jobs', 'dead', 'retried')}
+    return (f"{len(rows)} steps, {gr}/{ep} episodes graded, {jobs['jobs']} inner jobs"
+            + (f" ({jobs['dead']} DIED)" if jobs['dead'] else '') + (f", {jobs['retried']} retried" if jobs['retried'] else ''))

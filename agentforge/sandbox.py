@@ -11,7 +11,7 @@ from .tasks import cache_dir, data_dir
 from .spec import read_spec_file
 
 # %% auto #0
-__all__ = ['REASONS', 'WEAK_WARNING', 'HARNESS_HEAD', 'HARNESS_ENC', 'HARNESS_SELFTEST', 'HARNESS_LOOP', 'HARNESS',
+__all__ = ['REASONS', 'WEAK_WARNING', 'WEAK_SAID', 'HARNESS_HEAD', 'HARNESS_ENC', 'HARNESS_SELFTEST', 'HARNESS_LOOP', 'HARNESS',
            'HARNESS_PATH', 'WORKSPACE', 'SANDBOX_ENV', 'is_infra', 'Limits', 'escape_output', 'SandboxUnsafe', 'in_ci',
            'sandbox_mode', 'sandbox_binds', 'check_binds', 'seccomp_filter', 'decode_value', 'check_values',
            'read_tree', 'ensure_safe', 'RewardResult', 'RewardWorker', 'run_rewards']
@@ -72,7 +72,10 @@ def in_ci() -> bool:
     return os.environ.get('CI', '').strip().lower() in ('1', 'true', 'yes')
 
 WEAK_WARNING = ("agentforge.sandbox: bubblewrap (bwrap) is not installed: agent code runs in the WEAK mode (a plain "
-                "subprocess with rlimits; it CAN read your files and reach the network). Install it: apt-get install bubblewrap")
+                "subprocess with rlimits; it CAN read your files and reach the network). "
+                "Install it: sudo apt-get install bubblewrap (or: make setup-system)")
+
+WEAK_SAID = 'AGENTFORGE_WEAK_SANDBOX_SAID'  # set once the weak-mode warning was shown in this run
 
 def sandbox_mode(mode:str='auto') -> str:
     "Resolve `mode` ('auto', 'bwrap', 'weak') to 'bwrap' or 'weak'; refuse the weak mode in CI, warn loudly elsewhere."
@@ -80,8 +83,10 @@ def sandbox_mode(mode:str='auto') -> str:
     if mode != 'weak' and shutil.which('bwrap'): return 'bwrap'
     if mode == 'bwrap': raise SandboxUnsafe('bubblewrap (bwrap) is not installed: apt-get install bubblewrap')
     if in_ci(): raise SandboxUnsafe('CI=true: the weak sandbox mode is refused; install bubblewrap (apt-get install bubblewrap)')
-    warnings.warn(WEAK_WARNING, RuntimeWarning, stacklevel=2)
-    print(f"\n{'!' * 100}\n{WEAK_WARNING}\n{'!' * 100}", file=sys.stderr)
+    if not os.environ.get(WEAK_SAID):  # once per run: the flag is inherited by every process the run starts
+        os.environ[WEAK_SAID] = '1'
+        warnings.warn(WEAK_WARNING, RuntimeWarning, stacklevel=2)
+        print(f"\n{'!' * 100}\n{WEAK_WARNING}\n{'!' * 100}", file=sys.stderr)
     return 'weak'
 
 # %% ../nbs/05_sandbox.ipynb #6a2a6259

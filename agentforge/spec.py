@@ -547,7 +547,7 @@ def load_rows(spec:Spec, # a spec from load_spec
     return [dict(prompt=i.prompt, answer=i.answer) for i in items]
 
 # %% ../nbs/04_spec.ipynb #c563766e
-_NUMERIC = [dict(use='numeric_match', weight=1.0), dict(use='format_regex', pattern=r'-?\d+', weight=0.5)]
+_NUMERIC = [dict(use='numeric_match', weight=1.0)]  # strict by default: the number alone (lesson 04a)
 _EXAMPLE_REWARDS = dict(arithmetic=_NUMERIC, unit_conversion=_NUMERIC,
                         string_ops=[dict(use='exact_match', case_sensitive=True, weight=1.0)])
 

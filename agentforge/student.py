@@ -17,8 +17,8 @@ from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['StudentRecipe', 'render_prompt', 'pretraining_rows', 'pretrain', 'complete', 'evaluate', 'build_student',
-           'student_manifest', 'load_student']
+__all__ = ['StudentRecipe', 'render_prompt', 'pretraining_rows', 'pad_pairs', 'completion_loss', 'pretrain', 'complete',
+           'evaluate', 'student_ready', 'build_student', 'student_manifest', 'load_student']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class StudentRecipe:
     lr: float = 5e-3
     warmup: int = 60
     seed: int = 0
+    buckets: int = 4  # a batch runs as this many length-sorted parts, each padded to its own longest row
     mixed: bool = True  # each batch mixes all families; False: one family per batch, in turn (the recipe that failed)
     weights: tuple = (('multihop_lookup', 3), ('arithmetic', 5), ('unit_conversion', 1), ('date_math', 4),
                       ('customer_support', 2), ('string_ops', 1))  # relative share of each family in every batch
@@ -63,7 +64,7 @@ def pretraining_rows(recipe:StudentRecipe, tok) -> dict:
     return rows
 
 # %% ../nbs/03b_student.ipynb #0965256f
-def _batch(pairs:list, pad_id:int) -> dict:
+def pad_pairs(pairs:list, pad_id:int) -> dict:
     "Right-padded `input_ids`, `attention_mask` and completion-only `labels` for `(prompt_ids, completion_ids)` pairs."
     T = max(len(p) + len(c) for p, c in pairs)
     ids, att, lab = (torch.full((len(pairs), T), v) for v in (pad_id, 0, -100))
@@ -72,14 +73,14 @@ def _batch(pairs:list, pad_id:int) -> dict:
         ids[k, :n], att[k, :n], lab[k, len(p):n] = torch.tensor(p + c), 1, torch.tensor(c)
     return dict(input_ids=ids, attention_mask=att, labels=lab)
 
-def _step_loss(model, pairs:list, pad_id:int) -> float:
-    "Backpropagate the mean completion-token loss of `pairs`, in two length-sorted halves (less padding, same gradient)."
-    pairs = sorted(pairs, key=lambda pc: len(pc[0]) + len(pc[1]))
-    halves = [_batch(h, pad_id) for h in (pairs[:len(pairs) // 2], pairs[len(pairs) // 2:]) if h]
-    n = [int((b['labels'][:, 1:] != -100).sum()) for b in halves]  # the model predicts token t+1 from t
+def completion_loss(model, pairs:list, pad_id:int, buckets:int=4) -> float:
+    "Backpropagate the mean completion-token loss of `pairs` in `buckets` length-sorted parts (less padding, same gradient)."
+    pairs, k = sorted(pairs, key=lambda pc: len(pc[0]) + len(pc[1])), -(-len(pairs) // buckets)
+    parts = [pad_pairs(pairs[i:i + k], pad_id) for i in range(0, len(pairs), k)]
+    n = [int((b['labels'][:, 1:] != -100).sum()) for b in parts]  # the model predicts token t+1 from t
     total = 0.0
-    for b, k in zip(halves, n):
-        loss = model(**b).loss * (k / sum(n))  # each half's mean, weighted by its share of target tokens
+    for b, m in zip(parts, n):
+        loss = model(**b).loss * (m / sum(n))  # each part's mean, weighted by its share of target tokens
         loss.backward(); total += loss.item()
     return total
 
@@ -95,7 +96,8 @@ def pretrain(recipe:StudentRecipe, tok, progress:bool=True) -> tuple:
     losses = []
     for step in (bar := tqdm(range(recipe.steps), desc='pretraining tiny student', disable=not progress)):
         pool = pools[step % len(pools)]
-        loss = _step_loss(model, [pool[rng.randrange(len(pool))] for _ in range(recipe.batch_size)], tok.pad_token_id)
+        loss = completion_loss(model, [pool[rng.randrange(len(pool))] for _ in range(recipe.batch_size)], tok.pad_token_id,
+                          recipe.buckets)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step(); sched.step(); opt.zero_grad()
         losses.append(round(loss, 4))
@@ -142,6 +144,10 @@ def _verified(folder:Path) -> dict|None:
     except (OSError, ValueError): return None
     ok = all((folder / f).exists() and _sha(folder / f) == h for f, h in man.get('files', {}).items())
     return man if ok and man.get('files') else None
+
+def student_ready(recipe:StudentRecipe=StudentRecipe(), root:Path|None=None) -> bool:
+    "Whether the tiny student for `recipe` is built and verified in the cache (nothing is built here)."
+    return _verified(Path(root or cache_dir()) / 'students' / recipe.key()) is not None
 
 def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root:Path|None=None) -> Path:
     "Return the folder of the tiny student for `recipe`, pretraining and caching it (atomically) if needed."

@@ -12,8 +12,8 @@ from platformdirs import user_cache_dir, user_data_dir
 
 # %% auto #0
 __all__ = ['Prompt', 'DEV_SEED', 'DEV_SIZE', 'HIDDEN_SIZE', 'CANARY_PREFIX', 'Item', 'prompt_key', 'as_messages', 'normalize',
-           'exact_match', 'Param', 'Family', 'generate', 'data_dir', 'cache_dir', 'platform_secret', 'dev_split',
-           'hidden_path', 'hidden_split', 'hidden_keys']
+           'exact_match', 'Param', 'Family', 'generate', 'absolute', 'data_dir', 'cache_dir', 'state_env',
+           'platform_secret', 'dev_split', 'hidden_path', 'hidden_split', 'hidden_keys']
 
 # %% ../nbs/02_tasks.ipynb #2a837e0a
 Prompt = Union[str, list]  # a string, or a list of {"role", "content"} messages
@@ -135,13 +135,29 @@ def generate(family:Family, n:int, seed:int, params:dict|None=None, exclude:froz
     return items
 
 # %% ../nbs/02_tasks.ipynb #e1914353
+def absolute(path:str|Path|None) -> Path|None:
+    "`path` (with `~` expanded) made absolute against this process's working directory; None stays None."
+    return None if path is None or path == '' else Path(os.path.abspath(os.path.expanduser(str(path))))
+
+def _state_dir(var:str, default:str) -> Path:
+    "`$var` as an absolute path (written back to the environment, so children in other folders agree), or `default`."
+    raw = os.environ.get(var)
+    if not raw: return Path(default)
+    path = absolute(raw)
+    if str(path) != raw: os.environ[var] = str(path)
+    return path
+
 def data_dir() -> Path:
-    "The platform data dir (secret, hidden splits): `$AGENTFORGE_DATA_DIR` or the user data dir."
-    return Path(os.environ.get('AGENTFORGE_DATA_DIR') or user_data_dir('agentforge'))
+    "The platform data dir (secret, hidden splits): `$AGENTFORGE_DATA_DIR` or the user data dir, absolute."
+    return _state_dir('AGENTFORGE_DATA_DIR', user_data_dir('agentforge'))
 
 def cache_dir() -> Path:
-    "The cache dir for rebuildable artefacts (tiny models): `$AGENTFORGE_CACHE_DIR` or the user cache dir."
-    return Path(os.environ.get('AGENTFORGE_CACHE_DIR') or user_cache_dir('agentforge'))
+    "The cache dir for rebuildable artefacts (tiny models): `$AGENTFORGE_CACHE_DIR` or the user cache dir, absolute."
+    return _state_dir('AGENTFORGE_CACHE_DIR', user_cache_dir('agentforge'))
+
+def state_env() -> dict:
+    "The environment a child process needs to find the same data and cache dirs, whatever its working directory."
+    return dict(AGENTFORGE_DATA_DIR=str(data_dir()), AGENTFORGE_CACHE_DIR=str(cache_dir()))
 
 def platform_secret(root:Path|None=None) -> bytes:
     "The platform secret, created (mode 0600) on first use."

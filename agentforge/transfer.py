@@ -117,15 +117,17 @@ def transfer_table(
     results:dict[str, list], # {label: records}, as from `evaluate`
     held:Sequence[str], # the held-out brief ids
     n_boot:int=2000, alpha:float=0.05, seed:int=0, # bootstrap settings (see `bootstrap_ci`)
-)->list[dict]: # rows {agent, split, n, mean, lo, hi, validation_rate, uplift_mean}
-    "Summarise each agent's rewards on held-out and trained families with bootstrap intervals."
+)->list[dict]: # rows {agent, split, n, ungraded, mean, lo, hi, validation_rate, uplift_mean}
+    "Summarise each agent's rewards on held-out and trained families with bootstrap intervals (graded episodes only)."
     rows, held = [], set(held)
     for label, recs in results.items():
         for split in ('held-out', 'trained'):
-            rs = [r for r in recs if (r.brief in held) == (split == 'held-out')]
+            every = [r for r in recs if (r.brief in held) == (split == 'held-out')]
+            rs = [r for r in every if r.reward]  # ungraded episodes (a dead inner job) are counted, never averaged
             if not rs: continue
             ci = bootstrap_ci(_totals(rs), n_boot=n_boot, alpha=alpha, seed=seed)
-            rows.append(dict(agent=label, split=split, n=ci['n'], mean=ci['mean'], lo=ci['lo'], hi=ci['hi'],
+            rows.append(dict(agent=label, split=split, n=ci['n'], ungraded=len(every) - len(rs), mean=ci['mean'],
+                             lo=ci['lo'], hi=ci['hi'],
                              validation_rate=round(sum(r.validated_on is not None for r in rs) / len(rs), 12),
                              uplift_mean=round(float(np.mean([float(r.reward['uplift']) for r in rs])), 12)))
     return rows
@@ -137,7 +139,7 @@ def _held_by_job(recs, held:set, label:str)->dict:
     "Map (brief, seed) to the reward total of `label`'s held-out records; raise on a repeated job."
     out = {}
     for r in recs:
-        if r.brief not in held: continue
+        if r.brief not in held or not r.reward: continue  # an ungraded episode pairs with nothing
         if _job(r) in out: raise ValueError(f"{label}: job {_job(r)} appears twice; a paired comparison needs one record per job")
         out[_job(r)] = float(r.reward['total'])
     return out

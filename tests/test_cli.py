@@ -82,3 +82,27 @@ def test_validate_exit_codes_and_json(tmp_path, monkeypatch):
     r = R.invoke(app, ['validate', str(spec), '--json'])
     out = json.loads(r.output)
     assert r.exit_code == 1 and out['validated'] is False and out['checks'][0]['id'] == 'schema'
+
+
+def test_validate_says_what_was_not_checked(tmp_path, monkeypatch):
+    "A gate that could not run is shown as SKIP and warned about; the JSON says complete: false."
+    from agentforge.spec import example_spec
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform')); monkeypatch.setenv('HF_HUB_OFFLINE', '1')
+    spec = example_spec('string_ops', tmp_path / 'spec', student='qwen3-0.6b', hidden_root=tmp_path / 'platform')
+    r = R.invoke(app, ['validate', str(spec)])
+    assert r.exit_code == 0 and 'SKIP saturation' in r.output and 'saturation NOT CHECKED' in r.stderr, r.output
+    r = R.invoke(app, ['validate', str(spec), '--json'])
+    assert r.exit_code == 0 and json.loads(r.stdout)['complete'] is False
+
+
+def test_demo_that_stops_exits_2_with_the_reason(tmp_path, monkeypatch):
+    "Too many dead inner jobs: `demo` exits 2 and prints the error (first failure, its log), not a traceback."
+    import agentforge.cli as cli, agentforge.run as run
+    from agentforge.episode import InnerJobsFailed
+    monkeypatch.setattr(cli, '_demo_header', lambda cfg, out: None)
+    def stop(cfg, out, *a, **kw): raise InnerJobsFailed('2 of 2 inner jobs died in step 0 ... Its log: /x/attempt-3/log.txt')
+    monkeypatch.setattr(run, 'two_loop', stop)
+    monkeypatch.chdir(tmp_path)
+    r = R.invoke(app, ['demo', '--out', 'runs/x', '--steps', '1'])
+    assert r.exit_code == 2 and '2 of 2 inner jobs died' in r.output and 'Traceback' not in r.output
+    assert (tmp_path / 'runs' / 'x' / 'config.yaml').is_file()   # the relative --out, resolved against the cwd

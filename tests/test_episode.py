@@ -48,6 +48,13 @@ class Browsing(Agent):
     name = 'browsing'
     def act(self, messages, tools, seed): return Turn('', [ToolCall('list_files', {})], tokens=3)
 
+class EagerThenHeuristic(Agent):
+    "Submits before writing anything (the package is rejected), then behaves like the heuristic agent."
+    name = 'eager-then-heuristic'
+    def act(self, messages, tools, seed):
+        if any(m['role'] == 'assistant' for m in messages): return ScriptedAgent('heuristic').act(messages, tools, seed)
+        return Turn('', [ToolCall('submit', {})], tokens=1)
+
 class BrokenThenHeuristic(Agent):
     "First a tool call with broken JSON, then the heuristic agent."
     name = 'broken-then-heuristic'
@@ -96,6 +103,27 @@ def test_budgets_end_the_episode(tmp_path, platform, budgets, ended):
     assert [c['name'] for c in rec.tool_calls] == ['list_files'] * 2 and all(c['result']['ok'] for c in rec.tool_calls)
     train_and_grade([rec], tmp_path / 'run', weights='reference')
     assert rec.reward['total'] == 0.0
+
+def test_one_attempt_counter_a_rejected_package_counts(tmp_path, platform):
+    "The workspace's counter is the only one: the agent is told 'attempt 2' and the reward credits attempt 2."
+    rec = _play(EagerThenHeuristic(), 'string_ops', 0, tmp_path, platform)
+    told = [json.loads(m['content']) for m in rec.messages if m['role'] == 'tool' and m['name'] == 'submit']
+    assert [t.get('attempt') for t in told] == [1, 2] and told[0]['error'] == 'SUBMISSION_REJECTED' and told[1]['validated']
+    assert (rec.ended, rec.attempts, rec.validated_on) == ('validated', 2, 2)
+    assert [p['attempt'] for p in rec.probe_reports] == [2]   # the probe ran once, on attempt 2
+    train_and_grade([rec], tmp_path / 'run', weights='mock')
+    assert rec.reward['validation'] == 0.8
+
+def test_probe_that_cannot_run_ends_ungraded(tmp_path, platform, monkeypatch):
+    "A probe infrastructure failure ends the episode as infra_error and leaves it ungraded: no reward from failed work."
+    import agentforge.episode as ep
+    from agentforge.probe import Check, Report
+    monkeypatch.setattr(ep, 'validate', lambda *a, **kw: Report(False, 'INFRA_START_FAILED',
+                        [Check('rewards', False, 'the sandbox could not start', 'INFRA_START_FAILED')], 0.0, kw.get('attempt')))
+    rec = _play(ScriptedAgent('heuristic'), 'string_ops', 0, tmp_path, platform)
+    assert rec.ended == 'infra_error' and rec.error.startswith('ProbeUnavailable: INFRA_START_FAILED')
+    train_and_grade([rec], tmp_path / 'run', weights='reference')
+    assert (rec.reward, rec.graded, rec.job) == ({}, False, None)
 
 # ---------------------------------------------------------------- a retry that reads the report
 
@@ -168,7 +196,9 @@ def test_identical_specs_share_one_inner_job(tmp_path, monkeypatch):
     key = jobs[0].key
     assert [r.inner['key'] for r in recs] == [key, key] and all('error' not in r.inner for r in recs)
     assert result_path(key).exists() and str(result_path(key)).startswith(str(cache))
-    assert sorted(p.name for p in (run / 'specs').iterdir()) == [key]
+    assert [p.name for p in (run / 'pool' / 'specs').iterdir()] == [Path(jobs[0].args['spec_dir']).name]   # one copy
+    assert all(Path(v).is_absolute() for k, v in jobs[0].args.items() if k in ('spec_dir',))
+    assert [r.job['state'] for r in recs] == ['done', 'done'] and all(r.graded for r in recs)
     for r in recs:
         want = episode_reward(1, r.inner['pre'], r.inner['post'], r.inner['train_seconds'], 1200.0, weights='reference')
         assert r.reward == asdict(want) and r.reward['validation'] == 1.0

@@ -248,6 +248,31 @@ def test_poison_job_goes_dead_others_flow(tmp_path):
     assert ledger_lines(ledger).count('start p 3') == 1
 
 
+def test_dead_job_stays_dead_unless_resubmitted_with_retry_dead(tmp_path):
+    "Resubmitting a dead job's key returns it dead; retry_dead=True queues it again with its attempts reset."
+    pool, ledger = mkpool(tmp_path), tmp_path / 'ledger'
+    args = {'ledger': str(ledger), 'name': 'p', 'fail': True}
+    jid = pool.submit('pool_jobs:record', args, key='poison', max_attempts=2)
+    pool.work('inner', lease_s=5)
+    assert pool.submit('pool_jobs:record', args, key='poison') == jid and pool.get(jid).state == 'dead'
+    assert pool.submit('pool_jobs:record', args, key='poison', retry_dead=True) == jid
+    job = pool.get(jid)
+    assert (job.state, job.attempts, job.error) == ('queued', 0, None)
+    assert [e['event'] for e in pool.events(jid)][-1] == 'resubmitted'
+    pool.work('inner', lease_s=5)
+    assert (pool.get(jid).state, ledger_lines(ledger).count('start p 2')) == ('dead', 2)   # two more real attempts
+
+
+def test_root_is_absolute_whatever_the_working_directory(tmp_path, monkeypatch):
+    "A relative root becomes absolute at once: job folders are handed to processes that run elsewhere."
+    monkeypatch.chdir(tmp_path)
+    pool = Pool('runs/q', capacity={'inner': 1}, cwd=TESTS)
+    assert pool.root == tmp_path / 'runs' / 'q' and pool.job_dir('x').is_absolute()
+    jid = pool.submit('pool_jobs:echo', {})
+    pool.work('inner', lease_s=5)
+    assert Path(pool.get(jid).result['job_dir']) == tmp_path / 'runs' / 'q' / 'jobs' / jid / 'work'
+
+
 # 8 ------------------------------------------------------------------------------------------------------------------
 def test_time_limit_kills_the_process_group(tmp_path):
     "A job past time_limit_s is killed with everything it started (a grandchild `sleep`), counted, then dead."

@@ -4,7 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 import pytest, yaml
 from agentforge.families import FAMILIES, get_family
-from agentforge.probe import Attempts, corruptions, validate
+from agentforge.probe import corruptions, validate
 from agentforge.sandbox import Limits
 from agentforge.spec import example_spec
 from agentforge.tasks import hidden_path, hidden_split
@@ -112,8 +112,27 @@ def test_slow_reward(tmp_path, platform):
     assert validate(d, hidden_root=platform).reason == 'REWARD_SLOW'
     assert validate(d, hidden_root=platform, limits=Limits(call_s=1.0)).reason == 'REWARD_TIMEOUT'
 
+def test_reward_slow_per_call_is_caught(tmp_path, platform):
+    "0.7 s per call is 3.6 ms per completion on the probe batch: only the per-call budget catches it (SECURITY.md: p95 call)."
+    d = variant(tmp_path, platform, [dict(use='reward.py:r', weight=1.0)], reward_py=(
+        "import time\ndef r(prompts, completions, answer, **kw):\n    time.sleep(0.7)\n"
+        "    return [float(c.strip() == a) for c, a in zip(completions, answer)]\n"))
+    rep = validate(d, hidden_root=platform)
+    assert rep.reason == 'REWARD_SLOW' and 'for 1 completions' in rep.failure().message, rep.failure()
+
+def test_a_gate_that_cannot_run_is_not_checked_not_passed(tmp_path, platform, monkeypatch):
+    "A real student without weights here: saturation is 'not checked', and the report says it is incomplete."
+    monkeypatch.setenv('HF_HUB_OFFLINE', '1')
+    rep = validate(example_spec('string_ops', tmp_path / 's', student='qwen3-0.6b', hidden_root=platform), hidden_root=platform)
+    sat = [c for c in rep.checks if c.id == 'saturation']
+    assert rep.validated and not rep.complete and rep.not_checked == ['saturation']
+    assert len(sat) == 1 and (sat[0].ok, sat[0].checked, sat[0].status) == (True, False, 'not checked')
+    assert rep.to_json()['complete'] is False and rep.to_json()['not_checked'] == ['saturation']
+    off = validate(example_spec('string_ops', tmp_path / 't', hidden_root=platform), hidden_root=platform, saturation=False)
+    assert off.validated and off.not_checked == ['saturation']   # turned off by the caller: said, not passed
+
 @pytest.mark.parametrize('use,extra', [('contains_answer', {}), ('format_regex', dict(pattern=r'-?\d+')),
-                                       ('length_penalty', dict(target=3)), ('numeric_match', {})])
+                                       ('length_penalty', dict(target=3)), ('numeric_match', dict(strict=False))])
 def test_lenient_builtins_rejected(use, extra, tmp_path, platform):
     rep = validate(variant(tmp_path, platform, [dict(use=use, weight=1.0, **extra)]), hidden_root=platform)
     assert rep.reason in ('REWARD_NOT_DISCRIMINATIVE', 'REWARD_GOLD_LOW'), rep.failure()
@@ -157,16 +176,6 @@ def test_schema_and_brief(tmp_path, platform):
     assert rep.reason == 'DISALLOWED_FILE' and rep.checks[0].id == 'schema'
     (d / 'extra.txt').unlink(); (d / 'link.jsonl').symlink_to(hidden_path(get_family('arithmetic'), platform))
     assert validate(d, hidden_root=platform).reason == 'SYMLINK'
-
-def test_attempts_and_retry_limit(tmp_path, platform):
-    bad = variant(tmp_path / 'bad', platform, [dict(use='contains_answer', weight=1.0)])
-    good = variant(tmp_path / 'good', platform)
-    att = Attempts(max_attempts=3)
-    assert [att.validate(d, hidden_root=platform).validated for d in (bad, bad, good)] == [False, False, True]
-    assert att.validated_on == 3 and att.validate(good, hidden_root=platform).reason == 'RETRY_LIMIT'
-    never = Attempts(max_attempts=2)
-    for _ in range(3): r = never.validate(bad, hidden_root=platform)
-    assert never.validated_on is None and r.reason == 'RETRY_LIMIT' and never.used == 2
 
 def test_corruptions_never_equal_gold_where_avoidable():
     rows = [dict(prompt=f'q{i}', answer=str(i)) for i in range(10)]

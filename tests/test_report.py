@@ -131,7 +131,7 @@ def test_write_report_without_transfer(tmp_path):
     assert str(tmp_path) not in text                     # links are relative: the folder can move
     assert '## Transfer' not in text and not (run / 'plots' / 'transfer.png').exists()
     assert '- Outer steps recorded: 6 (step 0 to 5).' in text
-    assert '| ' + ' | '.join(METRIC_COLUMNS.values()) + ' |' in text and '| 5 | 0.675 |' in text
+    assert '| ' + ' | '.join(METRIC_COLUMNS.values()) + ' |' in text and '| 5 | — | — | 0.675 |' in text   # no job counts in these rows: shown as missing
     assert text.count('\n| ') == 1 + 6                   # header + one row per step (the separator starts with '|-' or '|:')
 
 
@@ -161,7 +161,7 @@ def test_write_report_long_run_table_is_compact(tmp_path):
     text = write_report(make_run(tmp_path, rows), max_rows=10).read_text()
     table = text[text.index('## Metrics'):]
     assert 'of 60 steps shown' in table and table.count('\n| ') - 1 <= 10
-    assert '| 17 | 0.990 |' in table and '\n| 0 |' in table and '\n| 59 |' in table
+    assert '| 17 | — | — | 0.990 |' in table and '\n| 0 |' in table and '\n| 59 |' in table
 
 
 def test_write_report_needs_rows(tmp_path):

@@ -40,7 +40,9 @@ def test_exact_match():
 def test_numeric_match():
     cs = ['42', 'It is 42.', '42.0', '1,000', '-7', '+7', '.5', '1.5e3', '41', 'forty-two', '', conv('42'), '3 + 4 = 7']
     ans = ['42', '42', '42', '1000', '-7', '7', '0.5', '1500', '42', '42', '42', '42', '7']
-    assert call(numeric_match, cs, ans) == [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0]  # the last: first number is 3
+    assert call(numeric_match, cs, ans, strict=False) == [1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0]  # the last: first number is 3
+    assert call(numeric_match, cs, ans) == [1, 0, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0]  # strict (default): the number alone
+    assert call(numeric_match, ['42.', ' 42 ', '42 and so on', '42, 43'], ['42'] * 4) == [1, 1, 0, 0]
     assert call(numeric_match, ['41', '40', '44.5'], ['42'] * 3, tolerance=2) == [1, 1, 0]
     assert call(numeric_match, ['12'], ['twelve']) == [None]
     assert call(numeric_match, ['123456789012345678901'], ['123456789012345678900']) == [0.0]  # exact, no float rounding
@@ -81,8 +83,8 @@ def test_contains_answer():
 
 # ---------------------------------------------------------------- TRL's call
 TRL_KWARGS = dict(completion_ids=[[1, 2]] * 3, trainer_state=SimpleNamespace(global_step=3), log_extra=lambda c, v: None,
-                  log_metric=lambda k, v: None, difficulty=[1, 2, 3], pattern=['.*'] * 3, tolerance=[99] * 3, choices=[[]] * 3)
-OPTS = dict(exact_match={}, numeric_match={'tolerance': 0}, choice_match={'choices': ['5', '6']},
+                  log_metric=lambda k, v: None, difficulty=[1, 2, 3], pattern=['.*'] * 3, tolerance=[99] * 3, strict=[False] * 3, choices=[[]] * 3)
+OPTS = dict(exact_match={}, numeric_match={'tolerance': 0, 'strict': True}, choice_match={'choices': ['5', '6']},
             format_regex={'pattern': '5'}, length_penalty={'target': 1}, contains_answer={})
 
 
@@ -112,7 +114,7 @@ def test_registry_shape():
 @pytest.mark.parametrize('use,opts,bad', [
     ('exact_match', {'case_sensitive': 'yes'}, 'case_sensitive'), ('exact_match', {'case_sensitive': 1}, 'case_sensitive'),
     ('numeric_match', {'tolerance': -0.1}, 'tolerance'), ('numeric_match', {'tolerance': float('inf')}, 'tolerance'),
-    ('numeric_match', {'tolerance': True}, 'tolerance'), ('numeric_match', {'tolerance': 10**400}, 'tolerance'), ('choice_match', {'choices': 'a,b'}, 'choices'),
+    ('numeric_match', {'tolerance': True}, 'tolerance'), ('numeric_match', {'strict': 'yes'}, 'strict'), ('numeric_match', {'tolerance': 10**400}, 'tolerance'), ('choice_match', {'choices': 'a,b'}, 'choices'),
     ('choice_match', {'choices': ['a']}, 'choices'), ('choice_match', {'choices': ['a', 'A ']}, 'choices'),
     ('choice_match', {'choices': ['a', '']}, 'choices'), ('choice_match', {'choices': [1, 2]}, 'choices'),
     ('format_regex', {'pattern': ''}, 'pattern'), ('format_regex', {'pattern': '[a-'}, 'pattern'),

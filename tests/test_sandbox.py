@@ -4,7 +4,7 @@ After each adversarial test the `guard` fixture checks: the hidden file is uncha
 the results, no sandbox process, mount or temp dir is left, and an honest run started in a thread alongside finished
 with its expected values. In CI (`CI=true`) nothing here skips: a missing bubblewrap fails.
 """
-import dataclasses, hashlib, json, os, shutil, socket, sys, tempfile, threading, time
+import dataclasses, hashlib, json, os, shutil, socket, subprocess, sys, tempfile, threading, time
 import pytest
 from agentforge import sandbox as sb
 from agentforge.sandbox import HARNESS_PATH, Limits, RewardWorker, SandboxUnsafe, run_rewards
@@ -440,12 +440,24 @@ def test_weak_mode_refused_in_ci(monkeypatch):
         with pytest.raises(SandboxUnsafe): sb.sandbox_mode('auto')
 
 
-def test_weak_mode_is_loud_and_labelled(tmp_path, monkeypatch):
-    monkeypatch.delenv('CI', raising=False)
+def test_weak_mode_is_loud_and_labelled(tmp_path, monkeypatch, capfd):
+    monkeypatch.delenv('CI', raising=False); monkeypatch.delenv(sb.WEAK_SAID, raising=False)
     with pytest.warns(RuntimeWarning, match='WEAK'):
         r = run_rewards(write_spec(tmp_path, HONEST), 'exact', BATCH, mode='weak')['exact']
     assert (r.mode, r.reason, r.values) == ('weak', None, HONEST_VALUES)
     assert not any(e.startswith('af-weak-') for e in _af_tmp())
+    assert capfd.readouterr().err.count('WEAK mode') == 1
+
+
+def test_weak_mode_warning_once_per_run(tmp_path, monkeypatch, capfd):
+    "The banner is printed once per run: not again in this process, nor in any process the run starts."
+    monkeypatch.delenv('CI', raising=False); monkeypatch.delenv(sb.WEAK_SAID, raising=False)
+    with pytest.warns(RuntimeWarning, match='WEAK'): sb.sandbox_mode('weak')
+    for _ in range(3): run_rewards(write_spec(tmp_path, HONEST), 'exact', BATCH, mode='weak')
+    child = subprocess.run([sys.executable, '-c', 'from agentforge.sandbox import sandbox_mode; sandbox_mode("weak")'],
+                           capture_output=True, text=True)   # inherits the flag, as pool jobs do
+    assert child.returncode == 0 and 'WEAK' not in child.stderr
+    assert capfd.readouterr().err.count('WEAK mode') == 1
 
 
 # ---------------------------------------------------------------- the long-lived worker

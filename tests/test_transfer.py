@@ -157,12 +157,24 @@ def test_transfer_table_hand_built():
     assert by['scripted', 'held-out']['validation_rate'] == pytest.approx(0.75)   # one episode never validated
     assert by['trained', 'held-out']['uplift_mean'] == pytest.approx(0.6)
     for r in rows: assert r['lo'] <= r['mean'] <= r['hi']
-    assert set(rows[0]) == {'agent', 'split', 'n', 'mean', 'lo', 'hi', 'validation_rate', 'uplift_mean'}
+    assert set(rows[0]) == {'agent', 'split', 'n', 'ungraded', 'mean', 'lo', 'hi', 'validation_rate', 'uplift_mean'}
+    assert all(r['ungraded'] == 0 for r in rows)
 
 
 def test_transfer_table_skips_an_empty_split():
     res = {'a': [rec('a', 'date_math', 1, 0.4)]}
     assert [r['split'] for r in transfer_table(res, ['date_math'])] == ['held-out']
+
+
+def test_ungraded_episodes_are_counted_never_averaged():
+    "An episode whose inner job died (reward {}) is left out of means and pairs, and counted in the table."
+    dead = lambda a, s: SimpleNamespace(agent=a, brief='date_math', seed=s, attempts=1, validated_on=1, reward={}, inner=None)
+    res = {'trained': [rec('trained', 'date_math', 0, 0.6), rec('trained', 'date_math', 1, 0.8), dead('trained', 2)],
+           'untrained': [rec('untrained', 'date_math', 0, 0.2), dead('untrained', 1), rec('untrained', 'date_math', 2, 0.4)]}
+    rows = {r['agent']: r for r in transfer_table(res, ['date_math'])}
+    assert (rows['trained']['n'], rows['trained']['ungraded'], rows['trained']['mean']) == (2, 1, pytest.approx(0.7))
+    v = verdict(res, ['date_math'], 'trained', 'untrained')
+    assert v['diff']['n'] == 1 and v['diff']['mean'] == pytest.approx(0.4)   # only seed 0 is graded on both sides
 
 
 def test_verdict_hand_built():

@@ -1,0 +1,104 @@
+"""A run never reports what did not happen: an inner job that dies is a failure the run shows and, past a quarter of
+a batch, stops the run loudly; the outer stage and the transfer stage share inner jobs by content. Real episodes,
+real probe, real pool, real inner jobs; the scorer is killed for real (SIGKILL, as the OOM killer would)."""
+import json, os, signal, threading, time
+from dataclasses import replace
+from pathlib import Path
+import pytest
+from agentforge.agents import ScriptedAgent
+from agentforge.episode import InnerJobsFailed, job_stats, run_episodes
+from agentforge.pool import Pool
+from agentforge.tasks import cache_dir
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    "A private result cache and data dir (so jobs really run), sharing only the built tiny student."
+    cache = tmp_path / 'cache'; cache.mkdir()
+    (cache_dir() / 'students').mkdir(parents=True, exist_ok=True)
+    (cache / 'students').symlink_to(cache_dir() / 'students', target_is_directory=True)
+    monkeypatch.setenv('AGENTFORGE_CACHE_DIR', str(cache))
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
+    return cache
+
+
+class ScorerKiller:
+    "A thread that SIGKILLs every hidden-scoring process (`python -I -m agentforge.inner score ...`) it sees."
+    def __init__(self): self.killed, self.stop = [], threading.Event()
+    def __enter__(self): self.t = threading.Thread(target=self._run, daemon=True); self.t.start(); return self
+    def __exit__(self, *exc): self.stop.set(); self.t.join()
+    def _run(self):
+        while not self.stop.is_set():
+            for d in Path('/proc').iterdir():
+                if not d.name.isdigit(): continue
+                try: argv = (d / 'cmdline').read_bytes().split(b'\0')
+                except OSError: continue
+                if b'agentforge.inner' in argv and b'score' in argv:
+                    try: os.kill(int(d.name), signal.SIGKILL); self.killed.append(int(d.name))
+                    except ProcessLookupError: pass
+            time.sleep(0.02)
+
+
+@pytest.mark.slow
+def test_killed_scorer_stops_the_batch_loudly(tmp_path, private_cache):
+    "Every scorer dies: the job is dead after its attempts, the episode is ungraded, and run_episodes raises naming why."
+    with ScorerKiller() as k, pytest.raises(InnerJobsFailed) as e:
+        run_episodes(ScriptedAgent('heuristic'), [('string_ops', 0), ('string_ops', 1)], tmp_path / 'run', step=0, slots=1)
+    msg = str(e.value)
+    assert k.killed and '1 of 1 inner jobs died in step 0' in msg and 'exited -9' in msg, msg
+    log = Path(msg.split('Its log: ')[1].split('\n')[0])
+    assert log.is_file() and 'ScoringFailed' in log.read_text()   # the log it names is the one that says what happened
+    recs = [json.loads(p.read_text()) for p in sorted((tmp_path / 'run' / 'episodes').glob('*.json'))]
+    assert len(recs) == 2 and all(r['reward'] == {} and r['job']['state'] == 'dead' and r['inner'] is None for r in recs)
+    assert all(r['error'].startswith('inner job ') and 'exited -9' in r['error'] for r in recs)
+    jobs = Pool(tmp_path / 'run' / 'pool').jobs()
+    assert [(j.state, j.attempts) for j in jobs] == [('dead', 3)]
+
+
+@pytest.mark.slow
+def test_outer_then_transfer_share_one_job(tmp_path, private_cache):
+    "The transfer stage asks for a spec the outer stage trained: the same job (same key, same arguments), no crash."
+    run = tmp_path / 'run'
+    outer = run_episodes(ScriptedAgent('heuristic'), [('string_ops', 0)], run, pool_root=run / 'pool', step=0)
+    (private_cache / 'inner').rename(private_cache / 'inner-moved')  # forget the cached result: the pool job is asked again
+    transfer = run_episodes(ScriptedAgent('heuristic'), [('string_ops', 10**6)], run / 'transfer', pool_root=run / 'pool',
+                            tag='scripted-heuristic')
+    jobs = Pool(run / 'pool').jobs()
+    assert len(jobs) == 1 and jobs[0].state == 'done' and jobs[0].attempts == 1
+    assert outer[0].job['id'] == transfer[0].job['id'] == jobs[0].id and transfer[0].job['state'] == 'done'
+    assert outer[0].reward == transfer[0].reward and outer[0].graded
+    st = job_stats(outer + transfer)
+    assert (st['jobs'], st['done'], st['dead']) == (1, 1, 0)
+
+
+def test_two_loop_stops_and_the_report_says_why(tmp_path, monkeypatch):
+    "InnerJobsFailed in a stage: an event, a report that opens with the error, and the error raised to the caller."
+    import agentforge.run as run
+    why = 'InnerJobsFailed: 4 of 4 inner jobs died in step 3 (more than 25%): ... Its log: /x/log.txt'
+    def failing_stage(cfg, out, *a, **kw):
+        (Path(out) / 'metrics.jsonl').write_text(json.dumps(dict(step=0, reward_mean=0.2, episodes=4, graded=4,
+                                                                 jobs=dict(jobs=2, done=2, cached=0, dead=0, retried=0))) + '\n')
+        raise InnerJobsFailed(why)
+    monkeypatch.setattr(run, 'train_stage', failing_stage)
+    cfg = run.RunConfig(steps=4, group_size=2, briefs_per_step=1, eval_per_family=2)
+    with pytest.raises(InnerJobsFailed, match='4 of 4'): run.two_loop(cfg, tmp_path / 'r', progress=False)
+    events = [json.loads(l) for l in (tmp_path / 'r' / 'events.jsonl').read_text().splitlines()]
+    assert [e['event'] for e in events][-1] == 'run_failed' and events[-1]['error'] == why
+    report = (tmp_path / 'r' / 'report.md').read_text()
+    assert report.startswith('# agentforge two-loop run (STOPPED)') and '## THE RUN STOPPED' in report and why in report
+    assert report.index('THE RUN STOPPED') < report.index('## Summary') and 'Episodes graded: 4 of 4' in report
+    # a later attempt that finishes clears the banner: only the last attempt's ending counts
+    with open(tmp_path / 'r' / 'events.jsonl', 'a') as f:
+        f.write(json.dumps(dict(event='run_start')) + '\n' + json.dumps(dict(event='run_end')) + '\n')
+    from agentforge.report import write_report
+    assert 'THE RUN STOPPED' not in write_report(tmp_path / 'r').read_text()
+
+
+def test_report_counts_what_did_not_run(tmp_path):
+    "A step with a dead job: its row says so, the summary says so in bold, and the mean is over graded episodes."
+    from agentforge.report import write_report
+    rows = [dict(step=0, reward_mean=0.4, validation_mean=1.0, uplift_mean=0.1, speed_mean=0.9, episodes=4, graded=3,
+                 jobs=dict(jobs=2, done=1, cached=0, dead=1, retried=1), seconds=10.0)]
+    (tmp_path / 'metrics.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
+    md = write_report(tmp_path).read_text()
+    assert '| 0 | 3/4 | 2 (1 DIED) |' in md and '**Not everything ran: 1 inner jobs died and 1 episodes could not be graded.**' in md
