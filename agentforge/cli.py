@@ -214,9 +214,9 @@ def _demo_header(cfg, out:Path):
          "dev score per family: " + ', '.join(f"{k} {v:.0%}" for k, v in man['dev_scores'].items()))
     _say("\n2. the tiny agent, behaviour-cloned from scripted episodes (built once, then cached)")
     t = time.time(); clone = json.loads((build_agent_base() / 'clone.json').read_text())
+    built = '' if pre['builds']['agent_base'] else f', built in {time.time() - t:.0f} s'
     _say(f"   imitation loss {clone['first_loss']:.2f} -> {clone['last_loss']:.2f} on {clone['pairs']} turns of "
-         f"{clone['episodes']} scripted episodes{'' if pre['builds']['agent_base'] else f', built in {time.time() - t:.0f} s'}"
-         "\n\n3. the two loops")
+         f"{clone['episodes']} scripted episodes{built}\n\n3. the two loops")
 
 # %% ../nbs/90_cli.ipynb #855bd144
 _HOLDOUT = _run_opt('holdout', 'the family held out of training')

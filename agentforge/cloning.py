@@ -79,7 +79,8 @@ def imitate(pairs:list, recipe:CloneRecipe, tok, progress:bool=True) -> tuple:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / 10) * 0.5 * (1 + math.cos(math.pi * s / recipe.steps)))
     rng, losses = random.Random(recipe.seed), []
     for _ in tqdm(range(recipe.steps), desc='cloning the tiny agent', disable=not progress):
-        loss = completion_loss(model, rng.sample(pairs, min(recipe.batch, len(pairs))), tok.pad_token_id, recipe.buckets)
+        batch = rng.sample(pairs, min(recipe.batch, len(pairs)))
+        loss = completion_loss(model, batch, tok.pad_token_id, recipe.buckets)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step(); sched.step(); opt.zero_grad()
         losses.append(round(loss, 4))
     return model.eval(), losses

@@ -72,7 +72,8 @@ def _submit(ws:Workspace, brief:str, rec:EpisodeRecord, hidden_root, saturation:
     res = ws.submit()
     if not res.get('ok'): return {k: res[k] for k in ('error', 'message', 'attempt', 'attempts_left') if k in res} | {'validated': False}
     t = time.monotonic()
-    report = validate(res['submission'], brief=brief, attempt=res['attempt'], hidden_root=hidden_root, saturation=saturation)
+    report = validate(res['submission'], brief=brief, attempt=res['attempt'], hidden_root=hidden_root,
+                      saturation=saturation)
     rec.seconds['probe'] += time.monotonic() - t
     rec.probe_reports.append(report.to_json())
     if report.infra(): raise ProbeUnavailable(f'{report.reason}: {report.failure().message}')
@@ -127,27 +128,30 @@ def play(agent:Agent, brief:str, seed:int, # the policy; the brief id; the episo
         while not (ended := _one_turn(agent, ws, rec, budgets, hidden_root, saturation)): pass
         rec.ended = ended
     except Exception as e:
-        rec.ended, rec.error = ('infra_error' if isinstance(e, ProbeUnavailable) else 'agent_error'), f'{type(e).__name__}: {e}'[:2000]
+        rec.ended = 'infra_error' if isinstance(e, ProbeUnavailable) else 'agent_error'
+        rec.error = f'{type(e).__name__}: {e}'[:2000]
     rec.attempts = ws.attempts  # the one counter
     return rec
 
 # %% ../nbs/10_episode.ipynb #7fab16db
 def _grade_no_train(rec:EpisodeRecord, weights) -> EpisodeRecord:
-    "Grade an episode whose spec never trained (not validated, or the weights don't reward training); never an infra error."
+    "Grade an episode whose spec never trained (not validated, or no training terms); never an infra error."
     rec.reward = {} if rec.ended == 'infra_error' else asdict(episode_reward(rec.validated_on, weights=weights))
     return rec
 
 # %% ../nbs/10_episode.ipynb #3c518958
 def _graded(rec:EpisodeRecord, out:dict, weights) -> EpisodeRecord:
-    "Grade an episode from its inner job's outcome; a job that did not finish leaves the episode ungraded, and says why."
+    "Grade an episode from its inner job's outcome; a job that did not finish leaves it ungraded, and says why."
     rec.job = {k: v for k, v in out.items() if k != 'result'}
     if out['state'] not in ('done', 'cached'):
         rec.inner, rec.reward = None, {}
-        rec.error = f"inner job {out['id']} {out['state']} after {out['attempts']} attempt(s): {(out['error'] or '')[-600:]}"
+        rec.error = (f"inner job {out['id']} {out['state']} after {out['attempts']} attempt(s): "
+                     f"{(out['error'] or '')[-600:]}")
         return rec
     res = rec.inner = out['result']
-    rec.reward = asdict(episode_reward(rec.validated_on, pre=res['pre'], post=res['post'], train_seconds=res['train_seconds'],
-                                       budget_seconds=60.0 * load_spec(rec.submission).resources['max_minutes'], weights=weights))
+    budget = 60.0 * load_spec(rec.submission).resources['max_minutes']
+    rec.reward = asdict(episode_reward(rec.validated_on, pre=res['pre'], post=res['post'],
+                                       train_seconds=res['train_seconds'], budget_seconds=budget, weights=weights))
     return rec
 
 # %% ../nbs/10_episode.ipynb #f91c7251
@@ -160,19 +164,21 @@ def _pool(run_dir:Path, pool_root, slots:int):
     "The run's pool, its child processes given one share of the cores each and the absolute data and cache dirs."
     from agentforge.pool import Pool
     threads = str(max(1, (os.cpu_count() or 1) // slots))  # oversubscribed torch crawls (retro two-jobs-two-cores)
-    return Pool(pool_root or run_dir / 'pool', capacity={'inner': slots}, env=dict(OMP_NUM_THREADS=threads, **state_env()))
+    return Pool(pool_root or run_dir / 'pool', capacity={'inner': slots},
+                env=dict(OMP_NUM_THREADS=threads, **state_env()))
 
 def train_and_grade(records:list, run_dir, pool_root=None, weights='reference', student:str='tiny-student',
                     samples:int=2, seed:int=0, slots:int=2, hidden_root=None) -> list:
     "Phases 2 and 3: run every validated spec's inner job (cache first, then the pool, `slots` at a time) and grade."
     from agentforge.inner import inner_outcome, submit_inner
-    w, run_dir, pool_root, hidden_root = get_weights(weights), absolute(run_dir), absolute(pool_root), absolute(hidden_root)
+    w, run_dir, pool_root, hidden_root = get_weights(weights), *map(absolute, (run_dir, pool_root, hidden_root))
     todo = [r for r in records if r.validated_on and (w.uplift or w.speed)]
     for r in records:
         if r not in todo: _grade_no_train(r, w)
     if not todo: return records
     pool, t = _pool(run_dir, pool_root, slots), time.monotonic()
-    jobs = {id(r): submit_inner(pool, r.submission, student, seed, samples, hidden_root, pool_name='inner') for r in todo}
+    jobs = {id(r): submit_inner(pool, r.submission, student, seed, samples, hidden_root, pool_name='inner')
+            for r in todo}
     stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
     if pool.counts().get('inner', {}).get('queued'): pool.work('inner', slots=slots, until_idle=True, stop=stop)
     if stop.is_set(): raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
@@ -183,31 +189,33 @@ def train_and_grade(records:list, run_dir, pool_root=None, weights='reference', 
 
 # %% ../nbs/10_episode.ipynb #4f8c046f
 def job_stats(records:list) -> dict:
-    "Count the distinct inner jobs behind `records`: {jobs, done, cached, dead, retried, ungraded}, plus the first failure."
+    "The distinct inner jobs behind `records`: {jobs, done, cached, dead, retried, ungraded}, and the first failure."
     jobs = {r.job['key']: r.job for r in records if getattr(r, 'job', None)}
     out = dict(jobs=len(jobs), **{s: sum(j['state'] == s for j in jobs.values()) for s in ('done', 'cached')},
                dead=sum(j['state'] not in ('done', 'cached') for j in jobs.values()),
                retried=sum(j['attempts'] > 1 for j in jobs.values()), ungraded=sum(not r.reward for r in records))
     bad = next((j for j in jobs.values() if j['state'] not in ('done', 'cached')), None)
-    if bad: out['first_failure'] = dict(job=bad['id'], state=bad['state'], error=(bad['error'] or '')[-1500:], log=bad['log'])
+    if bad: out['first_failure'] = dict(job=bad['id'], state=bad['state'], error=(bad['error'] or '')[-1500:],
+                                        log=bad['log'])
     return out
 
 def check_jobs(records:list, where:str, max_dead_share:float=MAX_DEAD_SHARE) -> dict:
-    "Raise InnerJobsFailed when more than `max_dead_share` of the inner jobs behind `records` died; else return job_stats."
+    "Raise InnerJobsFailed when over `max_dead_share` of the inner jobs behind `records` died; else return job_stats."
     st = job_stats(records)
     if st['jobs'] and st['dead'] > max_dead_share * st['jobs']:
         f = st['first_failure']
-        raise InnerJobsFailed(f"{st['dead']} of {st['jobs']} inner jobs died in {where} (more than {max_dead_share:.0%}): "
-                              f"nothing they trained can be graded, so the run stops here.\nFirst failure, job {f['job']} "
-                              f"({f['state']}): {f['error'].strip()[-800:]}\nIts log: {f['log']}\nFix the cause and run the "
-                              "same command again: it resumes, and dead jobs are retried.")
+        raise InnerJobsFailed(
+            f"{st['dead']} of {st['jobs']} inner jobs died in {where} (more than {max_dead_share:.0%}): nothing they "
+            f"trained can be graded, so the run stops here.\nFirst failure, job {f['job']} ({f['state']}): "
+            f"{f['error'].strip()[-800:]}\nIts log: {f['log']}\n"
+            "Fix the cause and run the same command again: it resumes, and dead jobs are retried.")
     return st
 
 def run_episodes(agent:Agent, jobs:list, # [(brief, seed)]
                  run_dir, pool_root=None, weights='reference', step:int|None=None, budgets:Budgets=Budgets(),
                  student:str='tiny-student', samples:int=2, slots:int=2, hidden_root=None, tag:str='',
                  saturation:bool=True, max_dead_share:float=MAX_DEAD_SHARE) -> list:
-    "Play, train and grade one episode per `(brief, seed)`; save each record; stop (InnerJobsFailed) if too many jobs died."
+    "Play, train and grade one episode per `(brief, seed)`; save each record; stop (InnerJobsFailed) if many jobs died."
     run_dir, hidden_root, records = absolute(run_dir), absolute(hidden_root), []
     for i, (brief, seed) in enumerate(jobs):
         eid = f"{tag or agent_tag(agent)}-{'' if step is None else f's{step:03d}-'}{i:02d}-{brief}-{seed}"

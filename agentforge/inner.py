@@ -261,10 +261,11 @@ class ScoringFailed(RuntimeError):
     "The platform's scoring process failed (an infrastructure error, not the spec's fault)."
 
 def _model_arg(model:str|Path) -> str:
-    "A model folder as an absolute path (the scorer runs elsewhere), a preset name as it is; a missing folder is an error."
+    "A model folder made absolute (the scorer runs elsewhere), a preset name as it is; a missing folder is an error."
     if Path(model).expanduser().exists(): return str(absolute(model))
     if os.sep in str(model) or str(model).startswith('.'):
-        raise ValueError(f"no model folder at {model} (resolved against {os.getcwd()}): pass an existing folder or a preset name")
+        raise ValueError(f"no model folder at {model} (resolved against {os.getcwd()}): "
+                         "pass an existing folder or a preset name")
     return str(model)
 
 def score_hidden(model:str|Path, # a student preset name, or a folder with trained weights or a LoRA adapter
@@ -277,7 +278,7 @@ def score_hidden(model:str|Path, # a student preset name, or a folder with train
                 ) -> dict: # {'score', 'samples', 'items', 'seconds'}
     "Score `model` on `brief`'s hidden split in a separate platform process that never loads agent code."
     cmd = [sys.executable, '-I', '-m', 'agentforge.inner', 'score', _model_arg(model), brief, _model_arg(student),
-           str(samples), str(seed), str(absolute(hidden_root) or '')]  # only absolute paths cross: its cwd is the temp dir
+           str(samples), str(seed), str(absolute(hidden_root) or '')]  # only absolute paths: its cwd is the temp dir
     try: p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir(),
                             env={**os.environ, **state_env()})
     except subprocess.TimeoutExpired: raise ScoringFailed(f'scoring {model} on {brief} took over {timeout} s') from None
@@ -345,8 +346,9 @@ def hidden_digest(brief:str, hidden_root=None) -> str:
     return hashlib.sha256(hidden_path(fam, root=hidden_root).read_bytes()).hexdigest()[:16]
 
 def result_key(spec:Spec, student:str, seed:int, samples:int, hidden_root=None) -> str:
-    "The result-cache key: a hash of the spec's files, the student's identity, seed, samples, the hidden split, our version."
-    blob = json.dumps([spec.digest(), student_id(student), seed, samples, hidden_digest(spec.brief, hidden_root), __version__])
+    "The result-cache key: a hash of the spec's files, the student's identity, seed, samples, hidden split, version."
+    blob = json.dumps([spec.digest(), student_id(student), seed, samples, hidden_digest(spec.brief, hidden_root),
+                       __version__])
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 def result_path(key:str, cache_root=None) -> Path:
@@ -387,7 +389,7 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
               limits:Limits=Limits(), # sandbox limits for reward.py
               cache_root:str|Path|None=None, # where results are cached (default cache_dir()/'inner')
              ) -> InnerResult:
-    "Train the student on a spec with TRL GRPO and score it before and after on the hidden split (paths: made absolute)."
+    "Train the student on a spec with TRL GRPO; score it before and after on the hidden split (paths made absolute)."
     spec_dir, work_dir, hidden_root, cache_root = map(absolute, (spec_dir, work_dir, hidden_root, cache_root))
     t0, spec = time.monotonic(), load_spec(spec_dir)
     student = _student_arg(student or spec.student)
@@ -407,6 +409,7 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
                       t.steps, t.stopped_early, summarize(t.history), str(t.model_dir), t.resumed_from, t.reward_calls,
                       t.skipped, samples, False, round(time.monotonic() - t0, 3))
     if cache: _write_json(done, res.to_json())
+    shutil.rmtree(work / 'checkpoints', ignore_errors=True)  # they only serve a resume; ~5 MB each, kept model: 1.7 MB
     return res
 
 # %% ../nbs/07_inner.ipynb #a391dd21
@@ -419,7 +422,7 @@ def inner_job(job_dir:Path, # the pool's per-job folder (the same across attempt
 
 @dataclass
 class InnerJob:
-    "An inner job on a pool: its id (None: not queued, its result was cached), its content key, the spec copy it trains."
+    "An inner job on a pool: its id (None: not queued, its result was cached), content key and the spec copy it trains."
     id:str|None; key:str; spec_dir:str
 
 def submit_inner(pool, # an agentforge.pool.Pool
@@ -429,8 +432,9 @@ def submit_inner(pool, # an agentforge.pool.Pool
                  priority:int=0, retry_dead:bool=True, # a dead job under this key is queued again
                  cache_root=None, # the result cache (default cache_dir()/'inner'): a cached result is not queued again
                 ) -> InnerJob:
-    "Queue a spec's inner job by content: the same spec, student, seed, samples and hidden split are one job, wherever from."
-    spec = load_spec(absolute(spec_dir)); student, hidden_root = _student_arg(student or spec.student), absolute(hidden_root)
+    "Queue a spec's inner job by content: the same spec, student, seed, samples and hidden split are one job."
+    spec, hidden_root = load_spec(absolute(spec_dir)), absolute(hidden_root)
+    student = _student_arg(student or spec.student)
     key = result_key(spec, student, seed, samples, hidden_root)
     if result_path(key, cache_root).exists(): return InnerJob(None, key, str(spec.root))  # done before: nothing to run
     home = pool.root / 'specs' / spec.digest()[:20]  # content-addressed: every caller names the same folder
@@ -453,7 +457,8 @@ def inner_outcome(pool, # the Pool the job was submitted to
     "What became of an inner job: {state, attempts, result, error, log}; `result` only when it finished."
     path = result_path(job.key, cache_root)
     if job.id is None:  # never queued: the result was in the cache
-        return dict(id=None, key=job.key, state='cached', attempts=0, result=json.loads(path.read_text()), error=None, log=None)
+        return dict(id=None, key=job.key, state='cached', attempts=0, result=json.loads(path.read_text()), error=None,
+                    log=None)
     j = pool.get(job.id)
     log = pool.root / 'jobs' / j.id / f'attempt-{j.attempts}' / 'log.txt' if j.attempts else None
     out = dict(id=j.id, key=job.key, state=j.state, attempts=j.attempts, result=None, error=None,

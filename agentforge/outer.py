@@ -44,7 +44,7 @@ class Sample:
 def samples_from(groups:list, # [[record, ...], ...]: one list per group of episodes on the same brief
                  scale:str='std', # advantage scaling, as in `group_advantages`
                 ) -> list: # [Sample]
-    "One Sample per LM turn, with its episode's group advantage among the graded; scripted, ungraded, zero-advantage dropped."
+    "One Sample per LM turn with its episode's advantage among the graded; scripted, ungraded, zero-advantage dropped."
     out, k = [], 0
     for group in groups:
         graded = [r for r in group if r.reward]  # an ungraded episode (its job died) has no reward to compare
@@ -262,7 +262,9 @@ def _mean(xs:list) -> float|None: return sum(xs) / len(xs) if xs else None
 
 def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
     "One step's metrics from its groups of records and `update`'s stats; means over graded episodes, jobs counted."
-    every = [r for g in groups for r in g]; recs = [r for r in every if r.reward]; R = lambda k: [float(r.reward[k]) for r in recs]
+    every = [r for g in groups for r in g]
+    recs = [r for r in every if r.reward]
+    R = lambda k: [float(r.reward[k]) for r in recs]
     tot_G = [torch.tensor([float(r.reward['total']) for r in g if r.reward], dtype=torch.float64) for g in groups]
     tot_G = [t for t in tot_G if len(t) > 1]
     fam, jobs = {}, job_stats(every)
@@ -275,7 +277,8 @@ def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
                 grad_norm=stats['grad_norm'], clip_frac=stats.get('clip_frac'), samples=stats['samples'],
                 tokens_per_episode=_mean([r.tokens for r in every]),
                 jobs={k: v for k, v in jobs.items() if k != 'first_failure'},
-                **{f'seconds_{k}': sum(float(r.seconds.get(k, 0.0)) for r in every) for k in ('agent', 'probe', 'inner')},
+                **{f'seconds_{k}': sum(float(r.seconds.get(k, 0.0)) for r in every)
+                   for k in ('agent', 'probe', 'inner')},
                 seconds_update=stats['seconds_update'], seconds=seconds, uplift_by_family={b: _mean(v) for b, v in fam.items()},
                 skipped=stats['skipped'])
 
@@ -300,7 +303,8 @@ def progress_text(row:dict) -> str:
     "The progress line of a step: its mean reward over graded episodes, and what was not graded, said out loud."
     r = 'n/a' if row.get('reward_mean') is None else f"{row['reward_mean']:.3f}"
     s = f"step {row['step']}: reward {r}"
-    if row.get('graded', row.get('episodes')) != row.get('episodes'): s += f" over {row['graded']}/{row['episodes']} graded"
+    if row.get('graded', row.get('episodes')) != row.get('episodes'):
+        s += f" over {row['graded']}/{row['episodes']} graded"
     if (j := row.get('jobs') or {}).get('dead'): s += f"; {j['dead']} of {j['jobs']} inner jobs DIED"
     if j.get('retried'): s += f"; {j['retried']} retried"
     return s

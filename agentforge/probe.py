@@ -30,7 +30,7 @@ class Check:
     message: str
     code: str | None = None
     seconds: float = 0.0
-    checked: bool = True  # False: the gate could not run (e.g. no student weights); `ok` then means "not failed", not "passed"
+    checked: bool = True  # False: the gate could not run (no student weights, ...); `ok` then means "not failed"
 
     @property
     def status(self) -> str: return 'passed' if self.ok and self.checked else 'not checked' if self.ok else 'failed'
@@ -218,7 +218,8 @@ def check_latency(calls:list) -> Check:
     worst = max(calls, key=lambda c: c[0] / (CALL_S + c[1] * LATENCY_S))
     why = (f"the slowest of {len(calls)} calls took {worst[0]:.2f} s for {worst[1]} completions; a call may take "
            f"{CALL_S} s + {LATENCY_S * 1000:.0f} ms per completion")
-    if p95 > 1: return Check('latency', False, f"reward.py is too slow: {why}. Training calls it every step: make it faster", 'REWARD_SLOW')
+    if p95 > 1: return Check('latency', False, f"reward.py is too slow: {why}. Training calls it every step: make it "
+                             "faster", 'REWARD_SLOW')
     return Check('latency', True, f"p95 call at {p95:.0%} of its budget ({why})")
 
 # %% ../nbs/06_probe.ipynb #b53fb259
@@ -257,7 +258,8 @@ def check_rewards(spec:Spec, rows:list, worker:RewardWorker, limits:Limits=Limit
         if len(custom) < len(spec.custom_functions()): return [_failed(results[-1])]
         values.update(custom)
         if not (lat := check_latency(calls)).ok: return [lat]  # the whole batch alone already blows the budget
-        out = check_determinism(spec, batch, custom, limits, calls) + [check_statefulness(spec, batch, custom, worker, calls=calls)]
+        out = check_determinism(spec, batch, custom, limits, calls)
+        out.append(check_statefulness(spec, batch, custom, worker, calls=calls))
         if not all(c.ok for c in out): return out
         out.append(check_latency(calls))  # per call, single completions included: a fixed sleep per call shows here
         if not out[-1].ok: return out
@@ -278,7 +280,8 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0) -> C
     from agentforge.presets import WeightsUnavailable
     try: model, tok = _student(spec.student)
     except WeightsUnavailable as e:  # the gate could not run: say so, never count it as passed
-        return Check('saturation', True, f"not checked: the student's weights are not here ({str(e)[:160]})", checked=False)
+        return Check('saturation', True, f"not checked: the student's weights are not here ({str(e)[:160]})",
+                     checked=False)
     sub, G = random.Random(seed + 1).sample(rows, min(SAT_ROWS, len(rows))), min(SAT_GROUP, spec.grpo['num_generations'])
     texts = complete(model, tok, [r['prompt'] for r in sub for _ in range(G)], temperature=spec.grpo['temperature'], seed=seed,
                      max_new_tokens=spec.grpo['max_completion_length'], system_prompt=spec.system_prompt)

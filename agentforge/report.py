@@ -114,7 +114,8 @@ def plot_uplift_by_family(
     return _save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #c4ba6d1d
-METRIC_COLUMNS = {'step': 'step', 'graded_text': 'graded', 'jobs_text': 'inner jobs', 'reward_mean': 'reward', 'validation_mean': 'validation', 'uplift_mean': 'uplift',
+METRIC_COLUMNS = {'step': 'step', 'graded_text': 'graded', 'jobs_text': 'inner jobs', 'reward_mean': 'reward',
+                  'validation_mean': 'validation', 'uplift_mean': 'uplift',
                   'speed_mean': 'speed', 'validation_first_try_rate': 'first-try', 'attempts_mean': 'attempts',
                   'reward_std_group': 'group std', 'seconds': 'seconds'}
 
@@ -166,13 +167,15 @@ def summarize(
         out.append(f"- Peak mean reward: {fmt(rew[p])} at step {st(p)}. The reference reported a ~{reference_peak:.2f} "
                    f"peak (54 outer steps, a 35B agent, real students); this run's peak is {side} that line.")
     if any('episodes' in r for r in rows):  # what ran: the reward above is over graded episodes only
-        j = {k: sum((r.get('jobs') or {}).get(k, 0) for r in rows) for k in ('jobs', 'done', 'cached', 'dead', 'retried')}
+        j = {k: sum((r.get('jobs') or {}).get(k, 0) for r in rows)
+             for k in ('jobs', 'done', 'cached', 'dead', 'retried')}
         ep, gr = sum(r.get('episodes', 0) for r in rows), sum(r.get('graded', 0) for r in rows)
         out.append(f"- Episodes graded: {gr} of {ep}. Inner jobs: {j['jobs']} ({j['done']} trained here, {j['cached']} "
                    f"from the cache, {j['dead']} died, {j['retried']} needed a retry).")
         if j['dead'] or gr < ep:
-            out.append(f"- **Not everything ran: {j['dead']} inner jobs died and {ep - gr} episodes could not be graded.** "
-                       "Their rewards are left out of every mean above, not counted as zero; `episodes/*.json` say why.")
+            out.append(f"- **Not everything ran: {j['dead']} inner jobs died and {ep - gr} episodes could not be "
+                       "graded.** Their rewards are left out of every mean above, not counted as zero; "
+                       "`episodes/*.json` say why.")
     ft = _series(rows, 'validation_first_try_rate')
     out.append(f"- First-try validation rate: {fmt(ft[0])} at step {st(0)}, {fmt(ft[-1])} at step {st(-1)}.")
     sd = _series(rows, 'reward_std_group')
@@ -208,8 +211,9 @@ def _stopped_section(run_dir:Path)->list[str]:
         except ValueError: continue  # a line cut by a kill
         if e.get('event') in ('run_start', 'run_failed', 'run_end'): last = e
     if not last or last['event'] != 'run_failed': return []
-    return ['## THE RUN STOPPED', '', 'Its last attempt stopped on this error; everything below covers only what finished '
-            'before it. Rerunning the same command resumes.', '', '```', last.get('error', '(no message recorded)'), '```', '']
+    return ['## THE RUN STOPPED', '', 'Its last attempt stopped on this error; everything below covers only what '
+            'finished before it. Rerunning the same command resumes.', '',
+            '```', last.get('error', '(no message recorded)'), '```', '']
 
 def _with_counts(r:dict)->dict:
     "A metrics row plus the text columns 'graded' (graded/episodes) and 'inner jobs' (n, and how many died)."
@@ -223,12 +227,13 @@ def write_report(
     weights='reference', # weights used to split the reward into components
     max_rows:int=25, # the metrics table shows at most about this many steps
 )->Path: # run_dir/report.md
-    "Write run_dir/report.md: why the run stopped (if it did), plots, a summary, the metrics table, the transfer verdict."
+    "Write run_dir/report.md: why the run stopped (if it did), plots, summary, metrics table, the transfer verdict."
     run_dir = Path(run_dir); stopped = _stopped_section(run_dir)
     rows = read_metrics(run_dir) if (run_dir / 'metrics.jsonl').exists() or not stopped else []
     head = [f'# {title}', '', f'Run `{run_dir.name}`; generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from '
             '`metrics.jsonl`.', '', *stopped]
-    if not rows and stopped: return _write_atomic(run_dir / 'report.md', '\n'.join(head + ['No outer step finished.', '']))
+    if not rows and stopped:
+        return _write_atomic(run_dir / 'report.md', '\n'.join(head + ['No outer step finished.', '']))
     if not rows: raise ValueError(f"{run_dir / 'metrics.jsonl'} has no complete rows: nothing to report")
     plots = run_dir / 'plots'; w = get_weights(weights)
     plot_reward(rows, plots / 'reward.png', w); plot_attempts(rows, plots / 'attempts.png')
@@ -236,8 +241,10 @@ def write_report(
     idx = _pick(rows, max_rows)
     note = '' if len(idx) == len(rows) else f' ({len(idx)} of {len(rows)} steps shown, evenly spaced with the peak; all in `metrics.jsonl`)'
     md = head + ['## Summary', '', *summarize(rows), '', '## Reward', '',
-          f'Means over graded episodes. Components use the weights {w.validation:.2f} × validation + {w.uplift:.2f} × uplift '
-          f'+ {w.speed:.2f} × speed on each step\'s means.', '', '![reward](plots/reward.png)', '', '## Validation attempts', '',
+          f'Means over graded episodes. Components use the weights {w.validation:.2f} × validation + '
+          f'{w.uplift:.2f} × uplift + {w.speed:.2f} × speed on each step\'s means.', '',
+          '![reward](plots/reward.png)', '',
+          '## Validation attempts', '',
           '![attempts](plots/attempts.png)', '', '## Uplift by family', '', '![uplift by family](plots/uplift_by_family.png)', '',
           *_transfer_section(run_dir, plots), '## Metrics' + note, '',
           md_table([_with_counts(rows[i]) for i in idx], METRIC_COLUMNS, digits={'seconds': 1}), '']

@@ -62,9 +62,9 @@ def first_number(text:str, # a completion's text
 
 def numeric_match(prompts:list, completions:list, answer:list, # TRL batch: one entry per sample
                   tolerance:float=0, # absolute tolerance: |completion - answer| <= tolerance scores 1
-                  strict:bool=True, # the completion must be the number alone; False: the first number anywhere (lenient)
+                  strict:bool=True, # the completion must be the number alone; False: the first number anywhere
                   **kwargs) -> list:
-    "1.0 when the completion's number is within `tolerance` of the answer; 0.0 if it has none; None if the answer is no number."
+    "1.0 if the completion's number is within `tolerance` of the answer; 0.0 if it has none; None if the answer has none."
     tol, out, unparsable = Fraction(str(tolerance)), [], 0
     for c, a in zip(completions, answer, strict=True):
         want, got = first_number(a), first_number(completion_text(c), alone=strict)

@@ -96,7 +96,8 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
     def run_fn(agent, jobs):  # the same pool as the outer stage: a spec both stages trained is one job
         recs = run_episodes(agent, jobs, out / 'transfer', pool_root=out / 'pool', weights=cfg.weights,
                             slots=cfg.slots, tag=agent_name(agents, agent))
-        if progress: print(f'  transfer: {agent_name(agents, agent):18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
+        if progress:
+            print(f'  transfer: {agent_name(agents, agent):18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
         return recs
     res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.seed), run_fn)
     v = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic'])
@@ -126,7 +127,8 @@ def _sandbox_check() -> tuple:
     "(ok, line): bubblewrap present and its canary run clean, or what is wrong and the command that fixes it."
     from agentforge.sandbox import SandboxUnsafe, ensure_safe, sandbox_mode
     try:
-        if sandbox_mode() == 'bwrap': ensure_safe(); return True, 'bubblewrap: agent code runs in the sandbox (canary run clean)'
+        if sandbox_mode() == 'bwrap':
+            ensure_safe(); return True, 'bubblewrap: agent code runs in the sandbox (canary run clean)'
     except SandboxUnsafe as e: return False, f'the sandbox is not safe here: {e}'
     return False, ('bubblewrap is NOT installed: agent-written reward code runs in the WEAK mode (a plain subprocess '
                    'that can read your files). Install it: sudo apt-get install bubblewrap   (or: make setup-system)')
@@ -150,7 +152,8 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
     say(f"  sandbox    {sandbox}")
     say('  disk       ' + '; '.join(f'{gb:.1f} GB free at {p}' for p, gb in disk.items())
         + (f'  LOW: keep at least {LOW_DISK_GB:.0f} GB free' if min(disk.values()) < LOW_DISK_GB else ''))
-    say(f"  caches     models and inner results: {cache_dir()}\n             hidden splits and the platform secret: {data_dir()}")
+    say(f"  caches     models and inner results: {cache_dir()}\n"
+        f"             hidden splits and the platform secret: {data_dir()}")
     for name, (ready, s) in builds.items():
         say(f"  {name:10s} " + ('built (cached)' if ready else f'not built yet: built first, once ({_time(s)})'))
     say(f"  estimate   {_time(sum(v or 0 for v in est.values()))} in all: builds {_time(est['builds'])}, "
@@ -160,7 +163,7 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
 
 # %% ../nbs/13_run.ipynb #d6f71662
 def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clone:CloneRecipe=CloneRecipe()) -> Path:
-    "Run (or resume) the whole two-loop experiment in `out`; return the report's path. Too many dead jobs stop it, loudly."
+    "Run (or resume) the two-loop experiment in `out`; return the report's path. Too many dead jobs stop it, loudly."
     out = absolute(out); freeze(cfg, out)
     say = (lambda *a: print(*a, file=sys.stderr)) if progress else (lambda *a: None)
     train_fams, held = split_families(cfg.holdout)
@@ -189,4 +192,5 @@ def progress_summary(rows:list) -> str:
     ep, gr = sum(r.get('episodes', 0) for r in rows), sum(r.get('graded', 0) for r in rows)
     jobs = {k: sum((r.get('jobs') or {}).get(k, 0) for r in rows) for k in ('jobs', 'dead', 'retried')}
     return (f"{len(rows)} steps, {gr}/{ep} episodes graded, {jobs['jobs']} inner jobs"
-            + (f" ({jobs['dead']} DIED)" if jobs['dead'] else '') + (f", {jobs['retried']} retried" if jobs['retried'] else ''))
+            + (f" ({jobs['dead']} DIED)" if jobs['dead'] else '')
+            + (f", {jobs['retried']} retried" if jobs['retried'] else ''))

@@ -74,7 +74,7 @@ def pad_pairs(pairs:list, pad_id:int) -> dict:
     return dict(input_ids=ids, attention_mask=att, labels=lab)
 
 def completion_loss(model, pairs:list, pad_id:int, buckets:int=4) -> float:
-    "Backpropagate the mean completion-token loss of `pairs` in `buckets` length-sorted parts (less padding, same gradient)."
+    "Backpropagate the mean completion-token loss of `pairs` in `buckets` length-sorted parts (less padding)."
     pairs, k = sorted(pairs, key=lambda pc: len(pc[0]) + len(pc[1])), -(-len(pairs) // buckets)
     parts = [pad_pairs(pairs[i:i + k], pad_id) for i in range(0, len(pairs), k)]
     n = [int((b['labels'][:, 1:] != -100).sum()) for b in parts]  # the model predicts token t+1 from t
@@ -96,8 +96,8 @@ def pretrain(recipe:StudentRecipe, tok, progress:bool=True) -> tuple:
     losses = []
     for step in (bar := tqdm(range(recipe.steps), desc='pretraining tiny student', disable=not progress)):
         pool = pools[step % len(pools)]
-        loss = completion_loss(model, [pool[rng.randrange(len(pool))] for _ in range(recipe.batch_size)], tok.pad_token_id,
-                          recipe.buckets)
+        batch = [pool[rng.randrange(len(pool))] for _ in range(recipe.batch_size)]
+        loss = completion_loss(model, batch, tok.pad_token_id, recipe.buckets)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step(); sched.step(); opt.zero_grad()
         losses.append(round(loss, 4))

@@ -44,7 +44,7 @@ def test_dataset_is_conversational_with_system_prompt_and_extra_columns(tmp_path
 def test_configs_for_cpu_and_gpu(tmp_path, platform):
     spec = load_spec(spec_dir(tmp_path / 's', 'arithmetic', platform, max_steps=7, beta=0.04))
     cpu, gpu = grpo_config(spec, tmp_path / 'o', seed=5), grpo_args(spec, tmp_path / 'o', device='cuda')
-    assert (cpu.use_cpu, cpu.bf16, cpu.max_steps, cpu.beta, cpu.seed, cpu.reward_weights) == (True, False, 7, 0.04, 5, [1.0, 0.5])
+    assert (cpu.use_cpu, cpu.bf16, cpu.max_steps, cpu.beta, cpu.seed, cpu.reward_weights) == (True, False, 7, 0.04, 5, [1.0])
     assert (gpu.get('use_cpu'), gpu['bf16'], gpu['vllm_mode'], gpu['max_steps']) == (None, True, 'colocate', 7)
     with pytest.raises(ValueError, match='device'): grpo_args(spec, tmp_path / 'o', device='tpu')
 
