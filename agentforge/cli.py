@@ -226,6 +226,11 @@ _BRIEFS = _run_opt('briefs_per_step', 'briefs (groups) per outer step')
 _LR = _run_opt('learning_rate', "the agent LoRA's learning rate")
 _EVAL = _run_opt('eval_per_family', 'transfer episodes per agent and family')
 _SLOTS = _run_opt('slots', 'inner jobs at once')
+_EVAL_TRAINED = _run_opt('eval_trained', "trained families also evaluated in transfer, comma-separated ('none': none)")
+
+def _families(text:str|None) -> tuple|None:
+    "A comma-separated list of family ids as a tuple ('none' or '' is the empty tuple); None stays None."
+    return None if text is None else tuple(f.strip() for f in text.split(',') if f.strip() and f.strip() != 'none')
 _OUT = typer.Option(Path('runs/demo'), help='run folder: config, metrics, episodes, checkpoints, report')
 
 def _stopped(e):
@@ -235,13 +240,14 @@ def _stopped(e):
 @app.command()
 def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, eval_per_family:Optional[int]=_EVAL,
-         slots:Optional[int]=_SLOTS):
+         eval_trained:Optional[str]=_EVAL_TRAINED, slots:Optional[int]=_SLOTS):
     "Run the whole two-loop experiment on CPU: outer LoRA-GRPO on five families, transfer to the held-out one, a report."
     from agentforge.episode import InnerJobsFailed
     from agentforge.run import freeze, two_loop
     out = absolute(out)
     cfg, t0 = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
-                          learning_rate=learning_rate, eval_per_family=eval_per_family, slots=slots), time.time()
+                          learning_rate=learning_rate, eval_per_family=eval_per_family,
+                          eval_trained=_families(eval_trained), slots=slots), time.time()
     try: freeze(cfg, out)
     except ValueError as e: _fail(str(e))
     _demo_header(cfg, out)

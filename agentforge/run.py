@@ -112,16 +112,23 @@ def _jobs_text(st:dict, recs:list) -> str:
     return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
 
 # %% ../nbs/13_run.ipynb #b8f113e3
-# Seconds on a 2-core CPU, measured by a cold `make demo` (the closing note of issue 10 gives the command and figures).
-COSTS_S = dict(student=None, agent_base=None, episode=None, transfer_episode=None)
+# Seconds on a 2-core CPU, from a cold `make demo` (`../shared/tools/fresh-run`, 2026-12-01, commit d5e8596): the student
+# pretrained in 466 s (+ its dev scores), the agent base in 90 s; 160 outer episodes in 2,108 s, 64 transfer ones in 552 s.
+COSTS_S = dict(student=470, agent_base=90, episode=13, transfer_episode=9)
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
-def _free_gb(path:Path) -> float:
-    "Free space, in GB, on the filesystem that holds `path` (or its nearest existing parent)."
+def _existing(path:Path) -> Path:
     while not path.exists(): path = path.parent
-    return shutil.disk_usage(path).free / 1e9
+    return path
 
-def _time(s:float|None) -> str: return '?' if s is None else f'~{s / 60:.0f} min' if s >= 90 else f'~{s:.0f} s'
+def _free_gb(places:dict) -> dict:
+    "Free GB per filesystem, labelled by the places (name -> folder, existing or not) that live on it."
+    by_dev = {}
+    for name, p in places.items(): by_dev.setdefault(os.stat(_existing(p)).st_dev, [_existing(p), []])[1].append(name)
+    return {', '.join(names): round(shutil.disk_usage(p).free / 1e9, 1) for p, names in by_dev.values()}
+
+def _sum(xs:list) -> float|None: return None if any(x is None for x in xs) else sum(xs)  # unknown stays unknown
+def _time(s:float|None) -> str: return 'unknown' if s is None else f'~{s / 60:.0f} min' if s >= 90 else f'~{s:.0f} s'
 
 def _sandbox_check() -> tuple:
     "(ok, line): bubblewrap present and its canary run clean, or what is wrong and the command that fixes it."
@@ -145,18 +152,20 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
         (COSTS_S['episode'] and COSTS_S['episode'] * cfg.group_size * cfg.briefs_per_step)
     left = max(0, cfg.steps - len(done))
     n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout]))
-    est = dict(builds=sum(s or 0 for ready, s in builds.values() if not ready), outer=step_s and left * step_s,
+    est = dict(builds=_sum([s for ready, s in builds.values() if not ready]),
+               outer=None if step_s is None else left * step_s,
                transfer=COSTS_S['transfer_episode'] and n_transfer * COSTS_S['transfer_episode'])
-    disk = {str(p): round(_free_gb(p), 1) for p in dict.fromkeys((out, cache_dir(), data_dir()))}
+    disk = _free_gb({'the run folder': out, 'the caches': cache_dir(), 'the data dir': data_dir()})
     say('preflight')
     say(f"  sandbox    {sandbox}")
-    say('  disk       ' + '; '.join(f'{gb:.1f} GB free at {p}' for p, gb in disk.items())
+    say('  disk       ' + '; '.join(f'{gb:.1f} GB free for {names}' for names, gb in disk.items())
         + (f'  LOW: keep at least {LOW_DISK_GB:.0f} GB free' if min(disk.values()) < LOW_DISK_GB else ''))
     say(f"  caches     models and inner results: {cache_dir()}\n"
         f"             hidden splits and the platform secret: {data_dir()}")
     for name, (ready, s) in builds.items():
         say(f"  {name:10s} " + ('built (cached)' if ready else f'not built yet: built first, once ({_time(s)})'))
-    say(f"  estimate   {_time(sum(v or 0 for v in est.values()))} in all: builds {_time(est['builds'])}, "
+    say(f"  estimate   {_time(_sum(list(est.values())))} in all on 2 CPU cores: "
+        f"{'nothing to build' if est['builds'] == 0 else 'builds ' + _time(est['builds'])}, "
         f"{left} outer steps {_time(est['outer'])}, transfer ({n_transfer} episodes) {_time(est['transfer'])}")
     return dict(sandbox_ok=sandbox_ok, sandbox=sandbox, disk_gb=disk, builds={k: r for k, (r, _) in builds.items()},
                 estimate_s=est, steps_left=left)

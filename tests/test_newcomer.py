@@ -29,7 +29,7 @@ def test_demo_from_a_fresh_folder_with_relative_paths(tmp_path):
            'PYTHONUNBUFFERED': '1'}
     env.pop('AGENTFORGE_WEAK_SANDBOX_SAID', None)
     cmd = [str(CLI), 'demo', '--out', 'runs/smoke', '--steps', '1', '--group-size', '2', '--briefs-per-step', '1',
-           '--eval-per-family', '2']
+           '--eval-per-family', '2', '--holdout', 'string_ops', '--eval-trained', 'none']   # string_ops: quick jobs
     p = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     log = p.stdout + p.stderr
     assert p.returncode == 0, log[-4000:]
@@ -43,7 +43,7 @@ def test_demo_from_a_fresh_folder_with_relative_paths(tmp_path):
     t = json.loads((run / 'transfer.json').read_text())
     assert all(r['ungraded'] == 0 for r in t['table'])
     records = [json.loads(q.read_text()) for q in run.glob('**/episodes/*.json')]
-    assert len(records) == 2 + 4 * 2 * 2 and all(r['reward'] for r in records)   # every episode graded
+    assert len(records) == 2 + 4 * 2 and all(r['reward'] for r in records)   # every episode graded
     for r in records:   # a validated episode's reward comes from a job that finished
         if r['validated_on']: assert r['job']['state'] in ('done', 'cached') and r['inner']['post'] is not None
     report = (run / 'report.md').read_text()
