@@ -11,7 +11,7 @@ import typer
 from . import __version__
 from .tasks import absolute, cache_dir, data_dir, dev_split
 from .families import FAMILIES, get_family
-from .grading import WEIGHTS, episode_reward
+from .grading import TRAIN_BUDGET_S, WEIGHTS, episode_reward
 
 # %% auto #0
 __all__ = ['app', 'pool_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status', 'pool_worker',
@@ -55,10 +55,12 @@ def grade(attempt:Optional[int]=typer.Option(None, help='1-based attempt on whic
           pre:Optional[float]=typer.Option(None, help='student hidden score before training, in [0, 1]'),
           post:Optional[float]=typer.Option(None, help='student hidden score after training, in [0, 1]'),
           train_seconds:Optional[float]=typer.Option(None, help='wall seconds the inner job took'),
+          budget_seconds:float=typer.Option(TRAIN_BUDGET_S, help="the speed term's budget (60 s for the tiny student)"),
           weights:str=typer.Option('reference', help=f"a weight preset: {sorted(WEIGHTS)}"),
-          uplift_kind:str=typer.Option('normalized', help='normalized | raw | post')):
-    "Compute an episode reward (validation, uplift, train speed) and print its components as JSON."
-    try: r = episode_reward(attempt, pre=pre, post=post, train_seconds=train_seconds, weights=weights, uplift_kind=uplift_kind)
+          uplift_kind:Optional[str]=typer.Option(None, help="override the preset's uplift: normalized | raw | post")):
+    "Compute an episode reward (validation, job quality = post and uplift, train speed) and print its components as JSON."
+    try: r = episode_reward(attempt, pre=pre, post=post, train_seconds=train_seconds, budget_seconds=budget_seconds,
+                            weights=weights, uplift_kind=uplift_kind)
     except ValueError as e: _fail(f"error: {e}")
     typer.echo(json.dumps(r.__dict__, indent=1))
 

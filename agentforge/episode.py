@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .agents import Agent, Turn, assistant_message
 from .families import get_family
-from .grading import MAX_ATTEMPTS, episode_reward, get_weights
+from .grading import MAX_ATTEMPTS, episode_reward, get_weights, speed_budget
 from .probe import validate
 from .spec import load_spec
 from .tasks import absolute, state_env
@@ -149,9 +149,9 @@ def _graded(rec:EpisodeRecord, out:dict, weights) -> EpisodeRecord:
                      f"{(out['error'] or '')[-600:]}")
         return rec
     res = rec.inner = out['result']
-    budget = 60.0 * load_spec(rec.submission).resources['max_minutes']
     rec.reward = asdict(episode_reward(rec.validated_on, pre=res['pre'], post=res['post'],
-                                       train_seconds=res['train_seconds'], budget_seconds=budget, weights=weights))
+                                       train_seconds=res['train_seconds'], budget_seconds=speed_budget(res['student']),
+                                       weights=weights))
     return rec
 
 # %% ../nbs/10_episode.ipynb #f91c7251

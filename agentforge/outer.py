@@ -271,6 +271,8 @@ def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
     for r in recs: fam.setdefault(r.brief, []).append(float(r.reward['uplift']))
     return dict(step=step, episodes=len(every), graded=len(recs), reward_mean=_mean(R('total')),
                 validation_mean=_mean(R('validation')), uplift_mean=_mean(R('uplift')), speed_mean=_mean(R('speed')),
+                post_mean=_mean([float(r.reward.get('post', 0.0)) for r in recs]),
+                quality_mean=_mean([float(r.reward.get('quality', r.reward['uplift'])) for r in recs]),
                 validation_first_try_rate=_mean([float(r.validated_on == 1) for r in recs]),
                 attempts_mean=_mean([r.attempts for r in recs]), reward_std_group=_mean([t.std().item() for t in tot_G]),
                 zero_std_groups=sum(bool((t == t[0]).all()) for t in tot_G), kl=stats.get('kl'), loss=stats['loss'],

@@ -54,10 +54,11 @@ def _series(rows:Sequence[dict], key:str)->list[float]: return [_num(r.get(key))
 def reward_components(
     rows:Sequence[dict], # metrics rows
     weights='reference', # a preset name in grading.WEIGHTS, or Weights
-)->dict[str, list[float]]: # {'validation', 'uplift', 'speed'}: weighted component per step
-    "Weigh each step's validation, uplift and speed means into the components of the mean reward."
+)->dict[str, list[float]]: # {'validation', 'uplift', 'post', 'speed'} (those weighted): weighted component per step
+    "Weigh each step's validation, uplift, post and speed means into the components of the mean reward."
     w = get_weights(weights)
-    return {k: [getattr(w, k) * x for x in _series(rows, f'{k}_mean')] for k in ('validation', 'uplift', 'speed')}
+    return {k: [getattr(w, k) * x for x in _series(rows, f'{k}_mean')]
+            for k in ('validation', 'uplift', 'post', 'speed') if getattr(w, k)}
 
 # %% ../nbs/12a_report.ipynb #64616fe9
 def _axes(w:float=6.4, h:float=3.4):

@@ -27,6 +27,11 @@ def test_brief_and_unknown_brief():
 def test_grade_values_and_errors():
     r = R.invoke(app, ['grade', '--attempt', '1', '--pre', '0.5', '--post', '0.75', '--train-seconds', '900'])
     out = json.loads(r.output)
+    assert r.exit_code == 0 and out['uplift'] == 0.25 and out['quality'] == 0.25 * 0.75 + 0.75 * 0.25   # raw gain
+    assert abs(out['total'] - (0.35 + 0.6 * out['quality'] + 0.05 * 0.5)) < 1e-9
+    r = R.invoke(app, ['grade', '--attempt', '1', '--pre', '0.5', '--post', '0.75', '--train-seconds', '30',
+                       '--budget-seconds', '60', '--weights', 'v0'])
+    out = json.loads(r.output)
     assert r.exit_code == 0 and out['uplift'] == 0.5 and abs(out['total'] - (0.35 + 0.6 * 0.5 + 0.05 * 0.5)) < 1e-9
     r = R.invoke(app, ['grade', '--attempt', '1', '--pre', '0.5', '--post', '0.7', '--weights', 'generous'])
     assert r.exit_code == 2 and 'reference' in r.output

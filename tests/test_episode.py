@@ -81,7 +81,7 @@ def test_heuristic_validates_first_try_with_mock_weights(tmp_path, platform):
     rec = play(ScriptedAgent('heuristic'), 'string_ops', 0, tmp_path / 'ep', hidden_root=platform)
     train_and_grade([rec], tmp_path / 'run', weights='mock')
     assert (rec.ended, rec.attempts, rec.validated_on, len(rec.turns)) == ('validated', 1, 1, 1)
-    assert rec.reward == dict(validation=1.0, uplift=0.0, speed=0.0, tokens=0.0, weights='mock', total=1.0)
+    assert rec.reward == dict(validation=1.0, uplift=0.0, speed=0.0, tokens=0.0, weights='mock', total=1.0, post=0.0, quality=0.0)
     assert [c['id'] for c in rec.probe_reports[0]['checks']][-1] == 'saturation'
     assert Path(rec.submission).is_dir() and (Path(rec.submission) / 'task.yaml').read_text() == rec.tool_calls[0]['arguments']['content']
     assert [m['role'] for m in rec.messages] == ['system', 'user', 'assistant', 'tool', 'tool']
@@ -200,6 +200,6 @@ def test_identical_specs_share_one_inner_job(tmp_path, monkeypatch):
     assert all(Path(v).is_absolute() for k, v in jobs[0].args.items() if k in ('spec_dir',))
     assert [r.job['state'] for r in recs] == ['done', 'done'] and all(r.graded for r in recs)
     for r in recs:
-        want = episode_reward(1, r.inner['pre'], r.inner['post'], r.inner['train_seconds'], 1200.0, weights='reference')
+        want = episode_reward(1, r.inner['pre'], r.inner['post'], r.inner['train_seconds'], 60.0, weights='reference')
         assert r.reward == asdict(want) and r.reward['validation'] == 1.0
     assert sorted(p.name for p in (run / 'episodes').glob('*.json')) == sorted(f'{r.id}.json' for r in recs)

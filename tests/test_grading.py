@@ -51,9 +51,12 @@ def test_uplift_at_ceiling_is_zero():
     assert uplift(1.0, 1.0, 'raw') == 0.0
 
 
-def test_uplift_regression_clips_to_zero():
-    assert uplift(0.5, 0.3) == 0.0
-    assert uplift(0.5, 0.3, 'raw') == 0.0
+def test_uplift_regression_clips_to_the_floor():
+    assert uplift(0.5, 0.3) == 0.0 and uplift(0.5, 0.3, 'raw') == 0.0   # floor 0 (the default): harm is invisible
+    assert uplift(0.5, 0.3, 'raw', floor=-0.25) == pytest.approx(-0.2)
+    assert uplift(0.9, 0.0, 'raw', floor=-0.25) == -0.25 and uplift(0.5, 0.0, floor=-1.0) == -1.0
+    with pytest.raises(ValueError, match='floor'): uplift(0.5, 0.3, floor=0.2)
+    with pytest.raises(ValueError, match='floor'): uplift(0.5, 0.3, floor=-2)
 
 
 @pytest.mark.parametrize('pre,post,name', [(-0.1, 0.5, 'pre'), (1.2, 0.5, 'pre'), (0.2, 1.01, 'post'),
@@ -93,7 +96,10 @@ def test_bad_weights(kw, match):
 
 
 def test_weights_presets_and_resolution():
-    assert WEIGHTS['reference'] == Weights(0.35, 0.60, 0.05, 0.0)
+    ref = WEIGHTS['reference']   # 0.35 validation + 0.60 (0.25 post + 0.75 uplift) + 0.05 speed, raw uplift floored
+    assert (ref.validation, ref.uplift, ref.post, ref.speed, ref.tokens) == (0.35, 0.45, 0.15, 0.05, 0.0)
+    assert (ref.quality, ref.uplift_kind, ref.floor) == (pytest.approx(0.60), 'raw', -0.25)
+    assert WEIGHTS['v0'] == Weights(0.35, 0.60, 0.05, 0.0) and WEIGHTS['v0'].uplift_kind == 'normalized'
     assert WEIGHTS['mock'] == Weights(1.0, 0.0, 0.0, 0.0)
     assert get_weights('mock') is WEIGHTS['mock']
     assert get_weights({'validation': 0.5, 'uplift': 0.5, 'speed': 0.0}) == Weights(0.5, 0.5, 0.0)
@@ -102,7 +108,7 @@ def test_weights_presets_and_resolution():
 
 
 def test_unknown_preset_lists_accepted():
-    with pytest.raises(ValueError, match='reference, mock'): get_weights('fast')
+    with pytest.raises(ValueError, match='reference, v0, mock'): get_weights('fast')
     with pytest.raises(ValueError, match='accepted: validation'): get_weights({'validation': 1.0, 'gain': 0.0})
     with pytest.raises(TypeError): get_weights(0.5)
 
@@ -121,6 +127,18 @@ def test_never_validated_scores_zero_and_cannot_have_post():
     with pytest.raises(ValueError, match='never validated'): episode_reward(None, pre=0.3, post=0.5)
 
 
+def test_harmful_scores_below_lazy_under_reference_only():
+    lazy, harm = dict(attempt=1, pre=0.3, post=0.3, train_seconds=180), dict(attempt=1, pre=0.3, post=0.1, train_seconds=180)
+    assert episode_reward(**harm).total < episode_reward(**lazy).total - 0.1
+    assert episode_reward(**harm, weights='v0').total == episode_reward(**lazy, weights='v0').total
+
+
+def test_quality_mixes_post_and_uplift_by_their_weights():
+    r = episode_reward(1, pre=0.2, post=0.6, train_seconds=0)
+    assert r.quality == pytest.approx(0.25 * 0.6 + 0.75 * 0.4) and r.post == 0.6
+    assert episode_reward(1, pre=0.2, post=0.6, weights='v0').quality == pytest.approx(0.5)   # no post term: uplift
+
+
 def test_failed_job_keeps_validation_only():
     r = episode_reward(1, pre=0.3, post=None, train_seconds=100)
     assert (r.validation, r.uplift, r.speed) == (1.0, 0.0, 0.0)
@@ -128,12 +146,18 @@ def test_failed_job_keeps_validation_only():
 
 
 @pytest.mark.parametrize('kw,total', [
-    # validated first try, 0.30 -> 0.51 (g = 0.3), half the budget: 0.35 + 0.6*0.3 + 0.05*0.5
-    (dict(attempt=1, pre=0.30, post=0.51, train_seconds=900), 0.35 + 0.18 + 0.025),
-    # third try, same job: 0.35*0.6 + 0.18 + 0.025
-    (dict(attempt=3, pre=0.30, post=0.51, train_seconds=900), 0.21 + 0.18 + 0.025),
-    # fast but flat, 10% of the budget: 0.35 + 0 + 0.05*0.9
-    (dict(attempt=1, pre=0.30, post=0.30, train_seconds=180), 0.395),
+    # reference: validated first try, 0.30 -> 0.51 (raw 0.21), half the budget: 0.35 + 0.45*0.21 + 0.15*0.51 + 0.05*0.5
+    (dict(attempt=1, pre=0.30, post=0.51, train_seconds=900), 0.35 + 0.0945 + 0.0765 + 0.025),
+    # third try, same job: 0.35*0.6 + ...
+    (dict(attempt=3, pre=0.30, post=0.51, train_seconds=900), 0.21 + 0.0945 + 0.0765 + 0.025),
+    # fast but flat, 10% of the budget: 0.35 + 0 + 0.15*0.3 + 0.05*0.9
+    (dict(attempt=1, pre=0.30, post=0.30, train_seconds=180), 0.44),
+    # harmful, 0.30 -> 0.05: raw -0.25 (at the floor): 0.35 - 0.1125 + 0.0075 + 0.045
+    (dict(attempt=1, pre=0.30, post=0.05, train_seconds=180), 0.29),
+    # v0 (normalised, clipped at 0), the same jobs: 0.35 + 0.6*0.3 + 0.025; 0.395; and harm scores like the flat job
+    (dict(attempt=1, pre=0.30, post=0.51, train_seconds=900, weights='v0'), 0.35 + 0.18 + 0.025),
+    (dict(attempt=1, pre=0.30, post=0.30, train_seconds=180, weights='v0'), 0.395),
+    (dict(attempt=1, pre=0.30, post=0.05, train_seconds=180, weights='v0'), 0.395),
     # custom weights with tokens: 0.4*0.8 + 0.4*0.5 + 0.1*0.75 + 0.1*0.25
     (dict(attempt=2, pre=0.2, post=0.6, train_seconds=450, tokens_used=3000, token_budget=4000,
           weights=Weights(0.4, 0.4, 0.1, 0.1)), 0.32 + 0.2 + 0.075 + 0.025),
@@ -153,7 +177,8 @@ def test_fast_but_flat_pilot_finding():
 def test_episode_reward_is_json_friendly():
     r = episode_reward(2, pre=0.2, post=0.6, train_seconds=900)
     d = json.loads(json.dumps(asdict(r)))
-    assert d == {'validation': 0.8, 'uplift': 0.5, 'speed': 0.5, 'tokens': 0.0, 'weights': 'reference', 'total': 0.605}
+    assert d == {'validation': 0.8, 'uplift': 0.4, 'speed': 0.5, 'tokens': 0.0, 'weights': 'reference', 'total': 0.575,
+                 'post': 0.6, 'quality': 0.45}
     assert EpisodeReward(**d) == r
     assert episode_reward(1, pre=0.2, post=0.6, weights=Weights(0.5, 0.5, 0.0)).weights == 'custom'
 
@@ -161,7 +186,7 @@ def test_episode_reward_is_json_friendly():
 # quiz bank
 def test_quiz_bank_shape_and_numeric_answers():
     bank = yaml.safe_load(QUIZ.read_text())
-    assert 4 <= len(bank) <= 6 and len({q['id'] for q in bank}) == len(bank)
+    assert len(bank) >= 5 and len({q['id'] for q in bank}) == len(bank)
     for q in bank:
         assert q['type'] in ('single', 'multi', 'numeric') and q['question']
         if q['type'] == 'numeric':
@@ -174,6 +199,7 @@ def test_quiz_bank_shape_and_numeric_answers():
     computed = {
         'grading-total-second-try': episode_reward(2, pre=0.2, post=0.6, train_seconds=900, budget_seconds=1800).total,
         'grading-normalised-gain': uplift(0.90, 0.95),
+        'grading-job-quality': episode_reward(1, pre=0.3, post=0.5).quality,
         'grading-fast-but-flat': episode_reward(1, pre=0.3, post=0.3, train_seconds=180, budget_seconds=1800,
                                                 weights=Weights(0.35, 0.55, 0.10)).total,
     }

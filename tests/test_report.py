@@ -23,7 +23,9 @@ def synthetic_rows(n=6, peak=0.5):
     for s in range(n):
         f = s / max(1, n - 1)
         v, u, sp = 0.2 + 0.8 * f, peak * f, 0.5
-        rows.append(dict(step=s, reward_mean=0.35 * v + 0.6 * u + 0.05 * sp, validation_mean=v, uplift_mean=u, speed_mean=sp,
+        p = 0.3 + u   # the post score moves with the raw gain
+        rows.append(dict(step=s, reward_mean=0.35 * v + 0.45 * u + 0.15 * p + 0.05 * sp, validation_mean=v, uplift_mean=u,
+                         post_mean=p, speed_mean=sp,
                          validation_first_try_rate=round(0.1 + 0.6 * f, 3), attempts_mean=2.5 - f,
                          reward_std_group=0.0 if s == 0 else 0.12,
                          uplift_by_family={'arithmetic': u, 'unit_conversion': None if s == 2 else u / 2}, seconds=30.0 + s))
@@ -69,10 +71,11 @@ def test_read_metrics_missing_file(tmp_path):
 
 # components and plots
 def test_reward_components_use_the_reference_weights():
-    row = dict(validation_mean=0.8, uplift_mean=0.5, speed_mean=0.2)
+    row = dict(validation_mean=0.8, uplift_mean=0.5, post_mean=0.7, speed_mean=0.2)
     c = reward_components([row, dict(validation_mean=None)])
-    assert c['validation'][0] == pytest.approx(0.35 * 0.8) and c['uplift'][0] == pytest.approx(0.30)
-    assert c['speed'][0] == pytest.approx(0.01)
+    assert c['validation'][0] == pytest.approx(0.35 * 0.8) and c['uplift'][0] == pytest.approx(0.45 * 0.5)
+    assert c['post'][0] == pytest.approx(0.15 * 0.7) and c['speed'][0] == pytest.approx(0.01)
+    assert reward_components([row], 'v0')['uplift'] == [pytest.approx(0.30)] and 'post' not in reward_components([row], 'v0')
     assert all(math.isnan(c[k][1]) for k in c)          # missing means are gaps, never zeros
     assert reward_components([row], 'mock')['validation'] == [0.8]
 
@@ -106,10 +109,10 @@ def test_md_table_formats_and_aligns():
 def test_summary_reports_numbers_and_which_side_of_the_reference():
     s = summarize(synthetic_rows(6, peak=0.5))
     assert s[0] == '- Outer steps recorded: 6 (step 0 to 5).'
-    assert 'at step 0: 0.095' in s[1] and 'at step 5: 0.675' in s[1]
-    assert 'Peak mean reward: 0.675 at step 5' in s[2] and 'at or above that line' in s[2]
+    assert 'at step 0: 0.140' in s[1] and 'at step 5: 0.720' in s[1]
+    assert 'Peak mean reward: 0.720 at step 5' in s[2] and 'at or above that line' in s[2]
     low = summarize(synthetic_rows(6, peak=0.2))
-    assert 'Peak mean reward: 0.495 at step 5' in low[2] and 'below that line' in low[2] and REFERENCE_PEAK == 0.63
+    assert 'Peak mean reward: 0.540 at step 5' in low[2] and 'below that line' in low[2] and REFERENCE_PEAK == 0.63
     assert '0.100 at step 0, 0.700 at step 5' in s[3] and '1 of 6' in s[4]
     with pytest.raises(ValueError, match='no metrics rows'): summarize([])
 
@@ -131,7 +134,7 @@ def test_write_report_without_transfer(tmp_path):
     assert str(tmp_path) not in text                     # links are relative: the folder can move
     assert '## Transfer' not in text and not (run / 'plots' / 'transfer.png').exists()
     assert '- Outer steps recorded: 6 (step 0 to 5).' in text
-    assert '| ' + ' | '.join(METRIC_COLUMNS.values()) + ' |' in text and '| 5 | — | — | 0.675 |' in text   # no job counts in these rows: shown as missing
+    assert '| ' + ' | '.join(METRIC_COLUMNS.values()) + ' |' in text and '| 5 | — | — | 0.720 |' in text   # no job counts in these rows: shown as missing
     assert text.count('\n| ') == 1 + 6                   # header + one row per step (the separator starts with '|-' or '|:')
 
 
