@@ -11,9 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['CHOICES', 'GOOD', 'FIXES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent', 'parse_tool_calls',
-           'assistant_message', 'write_spec', 'ScriptedAgent', 'act', 'LMAgent', 'sample', 'lm_act', 'TinyAgent',
-           'HFAgent']
+__all__ = ['CHOICES', 'GOOD', 'HEURISTIC', 'FIXES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent',
+           'parse_tool_calls', 'assistant_message', 'write_spec', 'ScriptedAgent', 'act', 'LMAgent', 'sample', 'lm_act',
+           'TinyAgent', 'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
 @dataclass
@@ -68,6 +68,7 @@ def assistant_message(turn:Turn, index:int) -> dict:
 CHOICES = dict(reward=('match', 'contains'), rows=(256, 16), completion=('fit', 'short'),
                max_steps=(16, 48, 400), learning_rate=('1.0e-5', '3.0e-4'))
 GOOD = dict(reward='match', rows=256, completion='fit')  # the options every valid spec needs
+HEURISTIC = dict(GOOD, max_steps=48, learning_rate='3.0e-4')  # a practitioner's one rule, the same on every family
 FIXES = {'REWARD': 'reward', 'DATASET_TOO_SMALL': 'rows', 'HYPERPARAMS_COMPLETION_TOO_SHORT': 'completion',
          'HYPERPARAMS_OVER_BUDGET': 'max_steps'}  # probe reason (prefix) -> the choice that caused it
 
@@ -135,7 +136,7 @@ def _call(name, **arguments) -> Turn: return Turn('', [ToolCall(name, arguments)
 
 def _draw(self, rng:random.Random, family:str, report:dict|None, previous:str|None) -> dict:
     "Choose the next spec's options: fresh, or the previous ones with the failing choice fixed."
-    if self.policy == 'heuristic': fresh = dict(GOOD, max_steps=48, learning_rate='3.0e-4')
+    if self.policy == 'heuristic': fresh = dict(HEURISTIC)
     else: fresh = {k: rng.choice(v) for k, v in CHOICES.items()}
     if report is None or previous is None: return fresh
     if self.policy == 'random' and rng.random() >= self.fix_rate: return fresh

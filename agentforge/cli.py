@@ -15,7 +15,7 @@ from .grading import TRAIN_BUDGET_S, WEIGHTS, episode_reward
 
 # %% auto #0
 __all__ = ['app', 'pool_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status', 'pool_worker',
-           'pool_drain', 'demo', 'outer', 'transfer', 'episode']
+           'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'landscape']
 
 # %% ../nbs/90_cli.ipynb #a5c7f44a
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=(
@@ -322,6 +322,30 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
     typer.echo(json.dumps(dict(id=rec.id, ended=rec.ended, attempts=rec.attempts, validated_on=rec.validated_on,
                                error=rec.error, reward=rec.reward, record=str(out / 'episodes' / f'{rec.id}.json')), indent=1))
     if rec.ended == 'agent_error': raise typer.Exit(2)
+
+# %% ../nbs/90_cli.ipynb #93aa31f2
+@app.command()
+def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default: every family, 15-20 min)'),
+              as_json:bool=typer.Option(False, '--json', help='print {"rows", "noise", ...} as one JSON object'),
+              random_specs:int=typer.Option(4, '--random', help="the random agent's draws per brief"),
+              student:str=typer.Option('tiny-student', help='a student preset or a checkpoint folder'),
+              out:Path=typer.Option(Path('runs/landscape'), help='spec folders, landscape.json and landscape.png'),
+              noise_seeds:int=typer.Option(4, help='scoring seeds for the noise SD (at least 2)'),
+              kinds:Optional[str]=typer.Option(None, help='the rows to run, comma-separated, e.g. lazy,heuristic,best '
+                                               '(default: all)')):
+    "Train heuristic, random, lazy, harmful, example and grid specs per brief; show each gain next to scoring noise."
+    from agentforge.landscape import KINDS, format_landscape, landscape as run_landscape, plot_landscape, verdicts
+    if brief is not None and brief not in FAMILIES: _fail(f"unknown brief {brief!r}; accepted: {', '.join(FAMILIES)}")
+    if noise_seeds < 2: _fail("error: --noise-seeds must be at least 2 (an SD needs two scores)")
+    wanted = KINDS if kinds is None else tuple(k.strip() for k in kinds.split(',') if k.strip())
+    if not wanted or set(wanted) - set(KINDS): _fail(f"error: --kinds {kinds!r}; accepted: {', '.join(KINDS)}")
+    out = absolute(out)
+    land = run_landscape([brief] if brief else None, student, random_specs, noise_seeds=noise_seeds, out=out,
+                         kinds=wanted)
+    png = plot_landscape(land, out / 'landscape.png')
+    if as_json: return typer.echo(json.dumps({**land, 'verdicts': verdicts(land)}))
+    typer.echo(format_landscape(land))
+    typer.echo(f"\n{out / 'landscape.json'}\n{png}")
 
 # %% ../nbs/90_cli.ipynb #739ed657
 @app.callback(invoke_without_command=True)

@@ -246,7 +246,7 @@ def train_spec(spec:Spec, # a spec from spec.load_spec
         trainer.train(resume_from_checkpoint=str(resume) if resume else None)
         seconds = time.monotonic() - t0
         final = _save_final(trainer, tok, work / 'model')
-    except (OSError, RuntimeError) as e:
+    except Exception as e:  # torch.save raises RuntimeError, safetensors its own SafetensorError: say ENOSPC plainly
         if (full := disk_full_error(e, work)) is not e: raise full from e
         raise
     finally:

@@ -23,11 +23,15 @@ MARKER_TOKENS = ('<think>', '</think>', '<tool_call>', '</tool_call>', '<tool_re
 
 def build_tokenizer(texts:list|None=None, # a corpus to learn BPE merges from; None: bytes only
                     vocab_size:int=2048, # the vocabulary size when learning merges
+                    words:bool=False, # merges never cross word boundaries (GPT-2's pre-split); False: they may
+                    digits:bool=False, # every digit stays its own token (numbers are read digit by digit)
                    ) -> PreTrainedTokenizerFast:
     "A byte-level tokenizer (plus BPE merges learned from `texts`) with Qwen3's control tokens and TRL's Qwen3 chat template."
     alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
     core = Tokenizer(tok_models.BPE(vocab={ch: i for i, ch in enumerate(alphabet)}, merges=[]))
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=words)
+    core.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level]) \
+        if digits else byte_level
     core.decoder = decoders.ByteLevel()
     if texts is not None:  # control tokens are matched before BPE, so they are kept out of the merges
         drop = re.compile('|'.join(map(re.escape, SPECIAL_TOKENS + MARKER_TOKENS)))

@@ -17,8 +17,8 @@ from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['StudentRecipe', 'render_prompt', 'pretraining_rows', 'pad_pairs', 'completion_loss', 'pretrain', 'complete',
-           'evaluate', 'student_ready', 'build_student', 'student_manifest', 'load_student']
+__all__ = ['StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs', 'completion_loss', 'pretrain',
+           'complete', 'evaluate', 'student_ready', 'build_student', 'student_manifest', 'load_student']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 @dataclass(frozen=True)
@@ -32,10 +32,12 @@ class StudentRecipe:
     lr: float = 5e-3
     warmup: int = 60
     seed: int = 0
-    buckets: int = 4  # a batch runs as this many length-sorted parts, each padded to its own longest row
+    buckets: int = 2  # a batch runs as this many length-sorted parts, each padded to its own longest row
+    vocab_size: int = 1024  # BPE merges learned from the families (words kept apart, digits alone); 0: bytes only
+    tokenizer_rows: int = 400  # rows per family the merges are learned from (drawn with seed + 2)
     mixed: bool = True  # each batch mixes all families; False: one family per batch, in turn (the recipe that failed)
-    weights: tuple = (('multihop_lookup', 3), ('arithmetic', 5), ('unit_conversion', 1), ('date_math', 4),
-                      ('customer_support', 2), ('string_ops', 1))  # relative share of each family in every batch
+    weights: tuple = (('multihop_lookup', 3), ('arithmetic', 5), ('unit_conversion', 1), ('date_math', 5),
+                      ('customer_support', 1), ('string_ops', 1))  # relative share of each family in every batch
 
     def key(self) -> str:
         "A short hash of the recipe, the families' dev splits and the package version."
@@ -47,6 +49,17 @@ class StudentRecipe:
 def render_prompt(tok, prompt:Prompt, system_prompt:str|None=None) -> str:
     "The text a student reads for `prompt`: the chat template with the generation prompt."
     return tok.apply_chat_template(as_messages(prompt, system_prompt), add_generation_prompt=True, tokenize=False)
+
+def student_tokenizer(recipe:StudentRecipe):
+    "The student's tokenizer: BPE merges learned from rendered family rows (words apart, digits alone), or bytes."
+    if not recipe.vocab_size: return build_tokenizer()
+    rng, byte_tok, texts = random.Random(recipe.seed + 2), build_tokenizer(), []
+    for name, _ in recipe.weights:
+        fam = get_family(name); params = fam.check_params(fam.eval_params)
+        for _ in range(recipe.tokenizer_rows):
+            prompt, answer, _ = fam.sample(rng, **params)
+            texts.append(render_prompt(byte_tok, prompt) + answer)
+    return build_tokenizer(texts, recipe.vocab_size, words=True, digits=True)
 
 def pretraining_rows(recipe:StudentRecipe, tok) -> dict:
     "Per family, a list of `(prompt_ids, completion_ids)`: dev prompts excluded, `1 - p_gold` of answers are habits."
@@ -158,7 +171,7 @@ def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root
     with open(base / f'{folder.name}.lock', 'w') as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _verified(folder): return folder
-        t0, tok = time.time(), build_tokenizer()
+        t0, tok = time.time(), student_tokenizer(recipe)
         model, losses = pretrain(recipe, tok, progress)
         build_s = time.time() - t0
         dev = {n: round(evaluate(model, tok, n, dev_split(get_family(n)), samples=4)['score'], 4) for n, _ in recipe.weights}

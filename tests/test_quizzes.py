@@ -56,3 +56,8 @@ def test_agents_and_episode_numeric_answers_match_the_code():
     ep = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '10_episode.yaml').read_text())}
     q = ep['episode-second-try-reward']
     assert abs(episode_reward(2, 0.20, 0.28, 60.0, 1200.0).total - q['answer']) <= q['tolerance']
+
+def test_landscape_numeric_answer_matches_the_code():
+    q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '12b_landscape.yaml').read_text())}['landscape-gain-sd']
+    from agentforge.landscape import _gain_sd
+    assert abs(_gain_sd(0.02, 0.20) - q['answer']) <= q['tolerance']

@@ -5,7 +5,7 @@ from agentforge.tasks import dev_split
 from agentforge.families import FAMILIES, get_family
 from agentforge.models import WeightsUnavailable, build_tokenizer
 from agentforge.student import (StudentRecipe, _verified, build_student, complete, evaluate, load_student,
-                                pretraining_rows, render_prompt, student_manifest)
+                                pretraining_rows, render_prompt, student_manifest, student_tokenizer)
 
 @pytest.fixture(scope='module')
 def student():
@@ -41,6 +41,17 @@ def test_recipe_rows_are_deterministic_and_exclude_dev():
     for name, pairs in rows.items():
         texts = {tok.decode(p) for p, _ in pairs}
         assert texts.isdisjoint(render_prompt(tok, i.prompt) for i in dev_split(get_family(name)))
+
+def test_student_tokenizer_is_learned_deterministic_and_digit_wise(student):
+    "The saved student reads with BPE merges learned from its families: the same every build, digits one by one."
+    _, tok = student
+    assert student_tokenizer(StudentRecipe()).get_vocab() == tok.get_vocab() and 1000 < len(tok) < 1100
+    assert [t for t in tok.tokenize('What is 95 + 57?') if any(ch.isdigit() for ch in t)] == ['9', '5', '5', '7']
+    text = 'Température 21 °C, ünïcödé ✓'
+    assert tok.decode(tok(text)['input_ids']) == text   # bytes underneath: any text still encodes
+    support = render_prompt(tok, dev_split(get_family('customer_support'))[0].prompt)
+    assert len(tok(support)['input_ids']) * 2 < len(build_tokenizer()(support)['input_ids'])   # far shorter than bytes
+    assert StudentRecipe(vocab_size=0).key() != StudentRecipe().key() and len(student_tokenizer(StudentRecipe(vocab_size=0))) < 300
 
 def test_recipe_key_changes_with_recipe():
     assert StudentRecipe().key() != StudentRecipe(p_gold=0.5).key()

@@ -23,17 +23,18 @@ def private_cache(tmp_path, monkeypatch):
 
 
 class ScorerKiller:
-    "A thread that SIGKILLs every hidden-scoring process (`python -I -m agentforge.inner score ...`) it sees."
-    def __init__(self): self.killed, self.stop = [], threading.Event()
+    "A thread that SIGKILLs every hidden-scoring process (`python -I -m agentforge.inner score ...`) of this test's cache."
+    def __init__(self, cache:Path):  # only scorers started with this cache: never a developer's run next door
+        self.mine, self.killed, self.stop = f'AGENTFORGE_CACHE_DIR={cache}'.encode(), [], threading.Event()
     def __enter__(self): self.t = threading.Thread(target=self._run, daemon=True); self.t.start(); return self
     def __exit__(self, *exc): self.stop.set(); self.t.join()
     def _run(self):
         while not self.stop.is_set():
             for d in Path('/proc').iterdir():
                 if not d.name.isdigit(): continue
-                try: argv = (d / 'cmdline').read_bytes().split(b'\0')
+                try: argv, env = (d / 'cmdline').read_bytes().split(b'\0'), (d / 'environ').read_bytes().split(b'\0')
                 except OSError: continue
-                if b'agentforge.inner' in argv and b'score' in argv:
+                if b'agentforge.inner' in argv and b'score' in argv and self.mine in env:
                     try: os.kill(int(d.name), signal.SIGKILL); self.killed.append(int(d.name))
                     except ProcessLookupError: pass
             time.sleep(0.02)
@@ -42,7 +43,7 @@ class ScorerKiller:
 @pytest.mark.slow
 def test_killed_scorer_stops_the_batch_loudly(tmp_path, private_cache):
     "Every scorer dies: the job is dead after its attempts, the episode is ungraded, and run_episodes raises naming why."
-    with ScorerKiller() as k, pytest.raises(InnerJobsFailed) as e:
+    with ScorerKiller(private_cache) as k, pytest.raises(InnerJobsFailed) as e:
         run_episodes(ScriptedAgent('heuristic'), [('string_ops', 0), ('string_ops', 1)], tmp_path / 'run', step=0, slots=1)
     msg = str(e.value)
     assert k.killed and '1 of 1 inner jobs died in step 0' in msg and 'exited -9' in msg, msg

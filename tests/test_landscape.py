@@ -1,0 +1,53 @@
+"The landscape (issue 11): every planned spec is probed, trained once if valid, shown next to the scoring noise."
+import json
+import pytest
+from typer.testing import CliRunner
+from agentforge.cli import app
+from agentforge.grading import uplift
+from agentforge.landscape import KINDS, plan, verdicts
+
+def test_plan_writes_every_kind_and_the_same_knobs_on_every_family():
+    kinds = [k for k, _ in plan('arithmetic', n_random=3)]
+    assert kinds[:4] == ['heuristic', 'example', 'lazy', 'harmful'] and kinds.count('random') == 3
+    assert set(kinds) | {'best'} == set(KINDS)
+    grid = lambda b: [t.split('grpo: ')[1].split(', num_generations')[0] for k, t in plan(b) if k == 'grid']
+    assert grid('arithmetic') == grid('string_ops') and len(grid('arithmetic')) == 6   # 3 step counts x 2 rates
+    assert plan('date_math', seed=1) != plan('date_math', seed=2)                        # random draws follow the seed
+
+def _row(kind, gain, reward, validated=True, seconds=10.0):
+    return dict(brief='b', kind=kind, validated=validated, gain=gain, reward=reward, seconds=seconds, pre=.2, post=.3)
+
+def test_verdicts_measure_what_ran_and_say_not_measured_otherwise():
+    land = dict(noise={'b': 0.05}, rows=[_row('heuristic', .30, .55), _row('lazy', .01, .42), _row('harmful', -.5, .30),
+                                          _row('random', .02, .42), _row('random', .10, .45),
+                                          _row('random', None, 0.0, validated=False), {**_row('best', .30, .55), 'of': 'heuristic'}])
+    v = verdicts(land)[0]
+    assert v['random_median'] == pytest.approx(.06) and v['random_valid'] == '2/3' and v['worst_valid_reward'] == .30
+    t = v['targets']
+    assert t['harmful reward < lazy'] is True and t['lazy gain <= 0.05'] is True and t['best gain >= 0.4'] is False
+    assert t['best gain >= 4 SD'] is True and t['example gain >= 0.15'] is None          # 0.30 >= 4 x 0.05; no example row
+    land['noise']['b'] = None
+    assert verdicts(land)[0]['targets']['best gain >= 4 SD'] is None                       # no noise measured: not met
+
+@pytest.mark.slow
+def test_landscape_cli_json_trains_valid_specs_once_and_grades_invalid_ones_zero(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)                                                            # a relative --out, as a user types it
+    r = CliRunner().invoke(app, ['landscape', '--brief', 'string_ops', '--kinds', 'lazy,random,best', '--random', '3',
+                                 '--noise-seeds', '2', '--json', '--out', 'land'])
+    assert r.exit_code == 0, r.output[-3000:]
+    land = json.loads(r.stdout.strip().splitlines()[-1])
+    assert land['noise']['string_ops'] > 0
+    rows = land['rows']
+    assert [x['kind'] for x in rows] == ['lazy', 'random', 'random', 'random', 'best']
+    for x in rows:
+        assert {'brief', 'kind', 'pre', 'post', 'gain', 'reward', 'seconds'} <= set(x)
+        if x['validated']:
+            assert 0 <= x['pre'] <= 1 and 0 <= x['post'] <= 1 and x['seconds'] > 0 and x['gain_sd'] > 0
+            assert x['gain'] == uplift(x['pre'], x['post'], 'normalized', floor=-1.0)
+        else: assert x['reward'] == 0 and x['pre'] is None and x['reason']                  # never trained, graded 0
+    valid = [x for x in rows[:-1] if x['validated']]
+    assert rows[-1]['gain'] == max(x['gain'] for x in valid) and rows[-1]['of'] in ('lazy', 'random')
+    assert verdicts(land)[0]['targets']['harmful reward < lazy'] is None                 # no harmful row ran
+    assert json.loads((tmp_path / 'land' / 'landscape.json').read_text())['rows'] == rows
+    assert (tmp_path / 'land' / 'landscape.png').read_bytes()[:4] == b'\x89PNG'
+    assert len({x['spec'] for x in rows if x['validated']}) <= 2                           # one folder per distinct spec
