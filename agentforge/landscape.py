@@ -63,8 +63,9 @@ def evaluate_spec(folder:Path, brief:str, student:str='tiny-student', seed:int=0
                   hidden_root=None) -> dict:
     "Probe a spec as a first submission; train and score it when it validates; grade it with the reference preset."
     rep = validate(folder, brief, attempt=1, hidden_root=hidden_root)
+    if rep.infra(): raise RuntimeError(f"the probe could not judge {folder} ({rep.reason}): {rep.failure().message}")
     row = dict(brief=brief, spec=str(folder), validated=rep.validated, reason=rep.reason, pre=None, post=None,
-               gain=None, seconds=None, cached=False)
+               gain=None, seconds=None, cached=False, not_checked=rep.not_checked)  # gates that could not run
     if not rep.validated:
         row['reward'] = episode_reward(None).total
         return row

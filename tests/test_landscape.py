@@ -51,3 +51,14 @@ def test_landscape_cli_json_trains_valid_specs_once_and_grades_invalid_ones_zero
     assert json.loads((tmp_path / 'land' / 'landscape.json').read_text())['rows'] == rows
     assert (tmp_path / 'land' / 'landscape.png').read_bytes()[:4] == b'\x89PNG'
     assert len({x['spec'] for x in rows if x['validated']}) <= 2                           # one folder per distinct spec
+
+def test_a_probe_that_could_not_run_is_an_error_not_a_zero(tmp_path, monkeypatch):
+    "An INFRA_ report (the sandbox could not start) must stop the landscape, never become an 'invalid spec' row."
+    import agentforge.landscape as land
+    from agentforge.probe import Check, Report
+    # the probe's report is faked (as in test_episode): a real sandbox start failure cannot be provoked on demand
+    monkeypatch.setattr(land, 'validate', lambda *a, **kw: Report(False, 'INFRA_START_FAILED',
+                        [Check('rewards', False, 'the sandbox could not start', 'INFRA_START_FAILED')], 0.0, 1))
+    folder = land._spec_folder(tmp_path, 'arithmetic', plan('arithmetic')[0][1])
+    with pytest.raises(RuntimeError, match='could not judge .*INFRA_START_FAILED'):
+        land.evaluate_spec(folder, 'arithmetic')
