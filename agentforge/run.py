@@ -112,10 +112,10 @@ def _jobs_text(st:dict, recs:list) -> str:
     return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
 
 # %% ../nbs/13_run.ipynb #b8f113e3
-# Seconds on a 2-core CPU, from a cold `make demo` (`../shared/tools/fresh-run`, 2026-12-01, commit d5e8596): the agent
-# base in 90 s; 160 outer episodes in 2,108 s, 64 transfer ones in 552 s. The student: 231 s + 13 s of dev scores with
-# its BPE tokenizer (`agentforge student` on the same kind of machine; 466 s with bytes in that cold run).
-COSTS_S = dict(student=245, agent_base=90, episode=13, transfer_episode=9)
+# Seconds on a 2-core CPU, from a cold `make demo` (`../shared/tools/fresh-run`, 2026-12-01, commit abb308d): the
+# student in 200 s (BPE tokenizer, 2,400 steps, with its dev scores), the agent base in 82 s; 160 outer episodes in
+# 764 s (median step 77 s), 64 transfer ones in 351 s.
+COSTS_S = dict(student=200, agent_base=82, episode=5, transfer_episode=5.5)
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
 def _existing(path:Path) -> Path:
