@@ -125,7 +125,8 @@ def _existing(path:Path) -> Path:
 def _free_gb(places:dict) -> dict:
     "Free GB per filesystem, labelled by the places (name -> folder, existing or not) that live on it."
     by_dev = {}
-    for name, p in places.items(): by_dev.setdefault(os.stat(_existing(p)).st_dev, [_existing(p), []])[1].append(name)
+    for name, p in places.items():
+        p = _existing(p); by_dev.setdefault(os.stat(p).st_dev, [p, []])[1].append(name)
     return {', '.join(names): round(shutil.disk_usage(p).free / 1e9, 1) for p, names in by_dev.values()}
 
 def _sum(xs:list) -> float|None: return None if any(x is None for x in xs) else sum(xs)  # unknown stays unknown
