@@ -11,7 +11,7 @@ import typer
 from . import __version__
 from .tasks import absolute, cache_dir, data_dir, dev_split
 from .families import FAMILIES, get_family
-from .grading import TRAIN_BUDGET_S, WEIGHTS, episode_reward
+from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward
 
 # %% auto #0
 __all__ = ['app', 'pool_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status', 'pool_worker',
@@ -124,7 +124,7 @@ def _train_report(r) -> str:
 def train(path:Path=typer.Argument(..., help='the spec folder'),
           student:Optional[str]=typer.Option(None, help="a student preset or checkpoint folder (default: the spec's)"),
           seed:int=typer.Option(0, help='training and scoring seed'),
-          samples:int=typer.Option(2, help='completions per hidden item when scoring'),
+          samples:int=typer.Option(SAMPLES, help='hidden scoring: 0 greedy (deterministic), k: k samples an item, T=1'),
           cache:bool=typer.Option(True, help='reuse the result of an identical (spec, student, seed, samples) run'),
           skip_probe:bool=typer.Option(False, '--skip-probe', help='do not run the probe first'),
           submit:Optional[Path]=typer.Option(None, help='queue the job on the pool at this root instead of running it'),
@@ -175,11 +175,15 @@ def pool_worker(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named 
                 slots:int=typer.Option(1, min=1, help='jobs run at once (GPUs on this node for an inner pool)'),
                 backend:str=typer.Option('local', help="'local' (child processes) or 'ray' (tasks on a Ray cluster)"),
                 until_idle:bool=typer.Option(False, '--until-idle', help='exit when no job of the pool is left'),
-                lease_s:float=typer.Option(30.0, help='lease length in seconds (heartbeats renew it)')):
+                lease_s:float=typer.Option(30.0, help='lease length in seconds (heartbeats renew it)'),
+                warm:bool=typer.Option(True, help='local backend, inner pool: fork each job from a process that '
+                                       'imported torch and TRL once (--no-warm: a fresh interpreter per job)')):
     "Serve one pool from this process until stopped (SIGTERM: graceful) or, with --until-idle, until it is empty."
     from agentforge.pool import run_worker
+    from agentforge.warm import INNER
     if backend not in ('local', 'ray'): _fail(f"error: --backend is 'local' or 'ray', got {backend!r}")
-    typer.echo(json.dumps(run_worker(root, pool, slots, backend, until_idle, lease_s)))
+    preload = INNER if warm and pool == 'inner' else None
+    typer.echo(json.dumps(run_worker(root, pool, slots, backend, until_idle, lease_s, preload)))
 
 @pool_app.command('drain')
 def pool_drain(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named pool to drain'),
@@ -330,7 +334,9 @@ def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default
               random_specs:int=typer.Option(4, '--random', help="the random agent's draws per brief"),
               student:str=typer.Option('tiny-student', help='a student preset or a checkpoint folder'),
               out:Path=typer.Option(Path('runs/landscape'), help='spec folders, landscape.json and landscape.png'),
-              noise_seeds:int=typer.Option(4, help='scoring seeds for the noise SD (at least 2)'),
+              samples:int=typer.Option(SAMPLES, help='hidden scoring: 0 greedy (noise: SE over items), k: k samples '
+                                       'per item at T=1 (noise: SD over seeds)'),
+              noise_seeds:int=typer.Option(4, help='with --samples k > 0: scoring seeds for the noise SD (at least 2)'),
               kinds:Optional[str]=typer.Option(None, help='the rows to run, comma-separated, e.g. lazy,heuristic,best '
                                                '(default: all)')):
     "Train heuristic, random, lazy, harmful, example and grid specs per brief; show each gain next to scoring noise."
@@ -340,8 +346,8 @@ def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default
     wanted = KINDS if kinds is None else tuple(k.strip() for k in kinds.split(',') if k.strip())
     if not wanted or set(wanted) - set(KINDS): _fail(f"error: --kinds {kinds!r}; accepted: {', '.join(KINDS)}")
     out = absolute(out)
-    land = run_landscape([brief] if brief else None, student, random_specs, noise_seeds=noise_seeds, out=out,
-                         kinds=wanted)
+    land = run_landscape([brief] if brief else None, student, random_specs, samples=samples, noise_seeds=noise_seeds,
+                         out=out, kinds=wanted)
     png = plot_landscape(land, out / 'landscape.png')
     if as_json: return typer.echo(json.dumps({**land, 'verdicts': verdicts(land)}))
     typer.echo(format_landscape(land))

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .agents import Agent, Turn, assistant_message
 from .families import get_family
-from .grading import MAX_ATTEMPTS, episode_reward, get_weights, speed_budget
+from .grading import MAX_ATTEMPTS, SAMPLES, episode_reward, get_weights, speed_budget
 from .probe import validate
 from .spec import load_spec
 from .tasks import absolute, state_env
+from .warm import INNER
 from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
@@ -168,7 +169,7 @@ def _pool(run_dir:Path, pool_root, slots:int):
                 env=dict(OMP_NUM_THREADS=threads, **state_env()))
 
 def train_and_grade(records:list, run_dir, pool_root=None, weights='reference', student:str='tiny-student',
-                    samples:int=2, seed:int=0, slots:int=2, hidden_root=None) -> list:
+                    samples:int=SAMPLES, seed:int=0, slots:int=2, hidden_root=None) -> list:
     "Phases 2 and 3: run every validated spec's inner job (cache first, then the pool, `slots` at a time) and grade."
     from agentforge.inner import inner_outcome, submit_inner
     w, run_dir, pool_root, hidden_root = get_weights(weights), *map(absolute, (run_dir, pool_root, hidden_root))
@@ -180,7 +181,8 @@ def train_and_grade(records:list, run_dir, pool_root=None, weights='reference', 
     jobs = {id(r): submit_inner(pool, r.submission, student, seed, samples, hidden_root, pool_name='inner')
             for r in todo}
     stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
-    if pool.counts().get('inner', {}).get('queued'): pool.work('inner', slots=slots, until_idle=True, stop=stop)
+    if pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once, each job a fresh fork
+        pool.work('inner', slots=slots, until_idle=True, stop=stop, warm=INNER)
     if stop.is_set(): raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
     for r in todo:
         _graded(r, inner_outcome(pool, jobs[id(r)]), w)
@@ -213,7 +215,7 @@ def check_jobs(records:list, where:str, max_dead_share:float=MAX_DEAD_SHARE) -> 
 
 def run_episodes(agent:Agent, jobs:list, # [(brief, seed)]
                  run_dir, pool_root=None, weights='reference', step:int|None=None, budgets:Budgets=Budgets(),
-                 student:str='tiny-student', samples:int=2, slots:int=2, hidden_root=None, tag:str='',
+                 student:str='tiny-student', samples:int=SAMPLES, slots:int=2, hidden_root=None, tag:str='',
                  saturation:bool=True, max_dead_share:float=MAX_DEAD_SHARE) -> list:
     "Play, train and grade one episode per `(brief, seed)`; save each record; stop (InnerJobsFailed) if many jobs died."
     run_dir, hidden_root, records = absolute(run_dir), absolute(hidden_root), []

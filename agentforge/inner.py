@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from . import __version__
-from .grading import uplift as uplift_score
+from .grading import SAMPLES, uplift as uplift_score
+from .warm import call
 from .pool import ResumeMismatch, commit_checkpoint, latest_checkpoint
 from .sandbox import Limits, RewardWorker
 from .spec import RESERVED_COLUMNS, Spec, load_rows, load_spec
@@ -20,8 +21,9 @@ from .tasks import absolute, as_messages, cache_dir, state_env
 __all__ = ['LOW_DISK_BYTES', 'METRICS', 'training_dataset', 'RewardFailed', 'SandboxReward', 'reward_functions', 'has_vllm',
            'grpo_args', 'grpo_config', 'student_id', 'load_student_model', 'AtomicCheckpoints', 'ProgressBar',
            'Deadline', 'Trained', 'config_hash', 'resumable_trainer_class', 'disk_full_error', 'train_spec',
-           'ScoringFailed', 'score_hidden', 'score_main', 'summarize', 'InnerResult', 'hidden_digest', 'result_key',
-           'result_path', 'pre_score', 'run_inner', 'inner_job', 'InnerJob', 'submit_inner', 'inner_outcome']
+           'ScoringFailed', 'score_hidden', 'hidden_score', 'score_main', 'summarize', 'InnerResult', 'hidden_digest',
+           'result_key', 'result_path', 'pre_scores', 'pre_score', 'paired_se', 'run_inner', 'inner_job', 'InnerJob',
+           'submit_inner', 'inner_outcome']
 
 # %% ../nbs/07_inner.ipynb #b64ed3da
 def training_dataset(spec:Spec, # a spec from spec.load_spec
@@ -271,14 +273,17 @@ def _model_arg(model:str|Path) -> str:
 def score_hidden(model:str|Path, # a student preset name, or a folder with trained weights or a LoRA adapter
                  brief:str, # the family whose hidden split is scored
                  student:str='tiny-student', # the base student (used when `model` is a LoRA adapter)
-                 samples:int=2, # completions sampled per hidden item
-                 seed:int=0, # sampling seed
+                 samples:int=SAMPLES, # 0: greedy (the protocol); k > 0: k completions per item sampled at T = 1
+                 seed:int=0, # sampling seed (unused by greedy scoring)
                  hidden_root:str|Path|None=None, # the platform data dir (default tasks.data_dir())
                  timeout:float=1800, # seconds before the scorer is killed
-                ) -> dict: # {'score', 'samples', 'items', 'seconds'}
+                ) -> dict: # {'score', 'per_item', 'samples', 'items', 'seconds'}
     "Score `model` on `brief`'s hidden split in a separate platform process that never loads agent code."
-    cmd = [sys.executable, '-I', '-m', 'agentforge.inner', 'score', _model_arg(model), brief, _model_arg(student),
-           str(samples), str(seed), str(absolute(hidden_root) or '')]  # only absolute paths: its cwd is the temp dir
+    argv = [_model_arg(model), brief, _model_arg(student), str(samples), str(seed), str(absolute(hidden_root) or '')]
+    try: res = call(os.environ.get('AF_WARM_SOCKET'), 'agentforge.inner:hidden_score', *argv, timeout=timeout)
+    except RuntimeError as e: raise ScoringFailed(f'scoring {model} on {brief} in a warm fork failed: {e}') from None
+    if res is not None: return res  # a fresh fork of this pool worker's warm process did it
+    cmd = [sys.executable, '-I', '-m', 'agentforge.inner', 'score', *argv]  # absolute paths only: cwd is the tmp dir
     try: p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir(),
                             env={**os.environ, **state_env()})
     except subprocess.TimeoutExpired: raise ScoringFailed(f'scoring {model} on {brief} took over {timeout} s') from None
@@ -297,17 +302,22 @@ def _load_for_scoring(model:str, student:str) -> tuple:
     m, tok = load_student(model, progress=False)
     return m.eval(), tok
 
-def score_main(argv:list):
-    "The scoring process: `score MODEL BRIEF STUDENT SAMPLES SEED HIDDEN_ROOT`; prints one JSON line."
+def hidden_score(model:str, brief:str, student:str, samples:str, seed:str, root:str) -> dict:
+    "What the scoring process computes (in a fresh `python -I`, or a fresh fork of a warm worker): one JSON object."
     from agentforge.families import get_family
     from agentforge.student import evaluate
     from agentforge.tasks import hidden_split
-    _, model, brief, student, samples, seed, root = argv
     t0, fam = time.monotonic(), get_family(brief)
     m, tok = _load_for_scoring(model, student)
     items = hidden_split(fam, root=Path(root) if root else None)
-    ev = evaluate(m, tok, fam, items, samples=int(samples), seed=int(seed))
-    print(json.dumps(dict(score=ev['score'], samples=int(samples), items=len(items), seconds=round(time.monotonic() - t0, 2))))
+    k = int(samples)
+    ev = evaluate(m, tok, fam, items, samples=max(1, k), temperature=1.0 if k else 0.0, seed=int(seed))
+    return dict(score=ev['score'], per_item=[round(s, 4) for s in ev['per_item']], samples=k, items=len(items),
+                seconds=round(time.monotonic() - t0, 2))
+
+def score_main(argv:list):
+    "The scoring process: `score MODEL BRIEF STUDENT SAMPLES SEED HIDDEN_ROOT`; prints one JSON line."
+    print(json.dumps(hidden_score(*argv[1:])))
 
 if __name__ == '__main__' and sys.argv[1:2] == ['score']: score_main(sys.argv[1:])
 
@@ -334,7 +344,8 @@ class InnerResult:
     resumed_from: int|None = None  # checkpoint step this attempt resumed from
     reward_calls: dict = field(default_factory=dict)  # custom reward -> (calls, sandbox seconds)
     skipped_checkpoints: list = field(default_factory=list)  # checkpoints that failed verification, and why
-    samples: int = 2; cached: bool = False; seconds: float = 0.0  # hidden samples per item; from cache; job wall time
+    samples: int = SAMPLES; cached: bool = False; seconds: float = 0.0  # scoring protocol; from cache; job wall time
+    uplift_se: float|None = None  # standard error of post − pre over the hidden items (paired); None: not measured
     def to_json(self) -> dict: return dataclasses.asdict(self)
 
 # %% ../nbs/07_inner.ipynb #4ca4fd73
@@ -361,15 +372,27 @@ def _write_json(path:Path, obj:dict):
     tmp = path.with_name(f'.{path.name}.tmp{os.getpid()}')
     tmp.write_text(json.dumps(obj, indent=1)); os.replace(tmp, path)
 
-def pre_score(student:str, brief:str, samples:int=2, seed:int=0, hidden_root=None, cache_root=None) -> float:
-    "The untrained student's hidden score, computed once per (student, family, samples, seed, hidden split)."
+def pre_scores(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_root=None, cache_root=None) -> dict:
+    "The untrained student's `score_hidden` result, computed once per (student, family, samples, seed, hidden split)."
+    seed = seed if samples else 0  # greedy scoring ignores the seed: one pre score serves every training seed
     key = hashlib.sha256(json.dumps([student_id(student), brief, samples, seed, hidden_digest(brief, hidden_root)])
                          .encode()).hexdigest()[:20]
     path = Path(cache_root or cache_dir() / 'inner') / 'pre' / f'{key}.json'
-    if path.exists(): return json.loads(path.read_text())['score']
+    if path.exists(): return json.loads(path.read_text())
     res = score_hidden(student, brief, student, samples, seed, hidden_root)
     _write_json(path, res)
-    return res['score']
+    return res
+
+def pre_score(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_root=None, cache_root=None) -> float:
+    "The untrained student's hidden score (`pre_scores`' mean)."
+    return pre_scores(student, brief, samples, seed, hidden_root, cache_root)['score']
+
+def paired_se(pre:list|None, post:list|None) -> float|None:
+    "The standard error of mean(post) − mean(pre) over the same items (None when either side has no per-item scores)."
+    if not pre or not post or len(pre) != len(post) or len(pre) < 2: return None
+    d = [b - a for a, b in zip(pre, post)]
+    m = sum(d) / len(d)
+    return round(math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d)), 4)
 
 # %% ../nbs/07_inner.ipynb #371409fa
 def _student_arg(student:str) -> str:
@@ -380,7 +403,7 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
               student:str|None=None, # a student preset or checkpoint folder (default: the spec's `student`)
               seed:int=0, # training and scoring seed
               work_dir:str|Path|None=None, # checkpoints and the trained model (default: under the result cache)
-              samples:int=2, # completions per hidden item when scoring
+              samples:int=SAMPLES, # scoring: 0 greedy (the protocol), k > 0: k completions per item at T = 1
               device:str|None=None, # 'cpu' or 'cuda' (default: cuda when available)
               cache:bool=True, # reuse a result for the same (spec, student, seed, samples)
               progress:bool=False, # a progress bar on stderr
@@ -400,14 +423,15 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
         import torch
         device = 'cuda' if torch.cuda.is_available() else 'cpu'
     rows = load_rows(spec, hidden_root=hidden_root)
-    pre = pre_score(student, spec.brief, samples, seed, hidden_root, cache_root)
+    pre = pre_scores(student, spec.brief, samples, seed, hidden_root, cache_root)
     work = Path(work_dir or done.parent / 'work')
     if not cache and work_dir is None: shutil.rmtree(work, ignore_errors=True)  # no cache: a fresh run, not a resume
     t = train_spec(spec, rows, work, student, seed, device, save_steps, progress, limits)
-    post = score_hidden(t.model_dir, spec.brief, student, samples, seed, hidden_root)['score']
-    res = InnerResult(spec.name, spec.brief, student, seed, key, pre, post, uplift_score(pre, post), round(t.seconds, 3),
-                      t.steps, t.stopped_early, summarize(t.history), str(t.model_dir), t.resumed_from, t.reward_calls,
-                      t.skipped, samples, False, round(time.monotonic() - t0, 3))
+    post = score_hidden(t.model_dir, spec.brief, student, samples, seed, hidden_root)
+    res = InnerResult(spec.name, spec.brief, student, seed, key, pre['score'], post['score'],
+                      uplift_score(pre['score'], post['score']), round(t.seconds, 3), t.steps, t.stopped_early,
+                      summarize(t.history), str(t.model_dir), t.resumed_from, t.reward_calls, t.skipped, samples, False,
+                      round(time.monotonic() - t0, 3), paired_se(pre.get('per_item'), post.get('per_item')))
     if cache: _write_json(done, res.to_json())
     shutil.rmtree(work / 'checkpoints', ignore_errors=True)  # they only serve a resume; ~5 MB each, kept model: 1.7 MB
     return res
@@ -427,7 +451,7 @@ class InnerJob:
 
 def submit_inner(pool, # an agentforge.pool.Pool
                  spec_dir, # a validated spec folder
-                 student:str|None=None, seed:int=0, samples:int=2, hidden_root=None, # as in run_inner
+                 student:str|None=None, seed:int=0, samples:int=SAMPLES, hidden_root=None, # as in run_inner
                  pool_name:str|None=None, # the named pool (default: the spec's resources.pool)
                  priority:int=0, retry_dead:bool=True, # a dead job under this key is queued again
                  cache_root=None, # the result cache (default cache_dir()/'inner'): a cached result is not queued again

@@ -6,9 +6,10 @@ the same semantics."""
 
 # %% ../nbs/08_pool.ipynb #05c5cada
 from __future__ import annotations
-import ctypes, hashlib, importlib, json, os, secrets, shutil, signal, sqlite3, subprocess, sys
+import hashlib, importlib, json, os, secrets, shutil, signal, sqlite3, subprocess, sys
 import tempfile, threading, time, traceback
 from contextlib import contextmanager
+from .warm import Spawned, Warm, die_with_parent
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -250,12 +251,6 @@ Pool.cancel, Pool.wait = _cancel, _wait
 _EXIT = {1: 'the job raised', 3: 'could not write the result (disk full?)', 4: 'could not write the job log (disk full?)',
          70: 'its parent died before it started'}
 
-def _die_with_parent(parent:int):
-    "Ask Linux to SIGKILL this process when its parent dies, and exit now if the parent is already gone."
-    try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # 1 = PR_SET_PDEATHSIG
-    except (OSError, AttributeError): _log().warning('prctl unavailable: a killed worker may leave this job running')
-    if os.getppid() != parent: os._exit(70)
-
 def _copy_log(src:int, path:Path, cap:int, errors:list):
     "Copy pipe `src` into `path`, keeping the first `cap` bytes; record write errors but keep draining the pipe."
     fd, n = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644), 0
@@ -271,7 +266,7 @@ def _copy_log(src:int, path:Path, cap:int, errors:list):
 def run_child(attempt_dir) -> int:
     "Run one attempt in this fresh process: call the job function, write result.json or error.json; return the exit code."
     d = Path(attempt_dir); spec = json.loads((d / 'spec.json').read_text())
-    _die_with_parent(int(os.environ.get('AF_POOL_PARENT', os.getppid())))
+    die_with_parent(int(os.environ.get('AF_POOL_PARENT', os.getppid())))
     (d / 'pid').write_text(str(os.getpid()))
     os.environ.update(AF_POOL_JOB_ID=spec['id'], AF_POOL_ATTEMPT=str(spec['attempt']))
     r, w = os.pipe(); os.dup2(w, 1); os.dup2(w, 2); os.close(w)
@@ -366,14 +361,17 @@ class _Run:
     "An attempt this worker is running."
     job:Job; h:object; dir:Path; t0:float; forced:tuple|None=None   # (state, error) decided before it exited; ('lost',) = commit nothing
 
-def _launch(self:Pool, job:Job, backend:str, ray_options:dict|None) -> _Run:
-    "Write the attempt's spec and start it on `backend`."
+def _launch(self:Pool, job:Job, backend:str, ray_options:dict|None, warm:Warm|None=None) -> _Run:
+    "Write the attempt's spec and start it on `backend` (local: forked by `warm` when there is one)."
     d = self.root / 'jobs' / job.id / f'attempt-{job.attempts}'
     try:
         self.job_dir(job.id).mkdir(parents=True, exist_ok=True); d.mkdir(exist_ok=True)
         spec = dict(id=job.id, attempt=job.attempts, fn=job.fn, args=job.args, job_dir=str(self.job_dir(job.id)), log_cap=self.log_cap)
         _write_atomic(d / 'spec.json', json.dumps(spec), sync=False)   # read once, by this attempt
-        h = _Local(d, self.cwd, self.env) if backend == 'local' else _Ray(d, self.cwd, self.env, ray_options)
+        if backend == 'ray': h = _Ray(d, self.cwd, self.env, ray_options)
+        elif warm: h = Spawned(warm, 'agentforge.pool:run_child', str(d), self.cwd,
+                               {**os.environ, **self.env, 'AF_WARM_SOCKET': warm.sock})
+        else: h = _Local(d, self.cwd, self.env)
     except OSError as e: h = _Failed(f'could not start the attempt: {e}')
     return _Run(job, h, d, time.monotonic())
 
@@ -428,14 +426,23 @@ def _on_sigterm(stop:threading.Event):
 Pool._pending, Pool._shutdown = _pending, _shutdown
 
 # %% ../nbs/08_pool.ipynb #53417a70
+def _start_warm(preload:tuple) -> Warm|None:
+    "A warm process for this worker's attempts, or None (said loudly) when it cannot start: attempts then run cold."
+    try: return Warm(preload)
+    except (OSError, RuntimeError) as e:
+        _log().warning(f'warm worker unavailable, running each attempt in a fresh interpreter: {e}'); return None
+
 def _work(self:Pool, pool:str='inner', slots:int|None=None, # at most this many attempts at once (default: capacity[pool])
           backend:str='local', # 'local' (child processes) or 'ray' (Ray tasks)
           until_idle:bool=True, # return when no job of `pool` is left unfinished; else run until stopped or drained
           lease_s:float=30.0, heartbeat_s:float|None=None, # lease length, renewal period (default lease_s/3)
           name:str|None=None, grace_s:float=5.0, poll_s:float=0.005,
-          stop:threading.Event|None=None, ray_options:dict|None=None) -> dict:
+          stop:threading.Event|None=None, ray_options:dict|None=None,
+          warm:tuple|None=None, # local backend: fork attempts from a warm process that imported these modules once
+         ) -> dict:
     "Run jobs of `pool` in child processes, `slots` at a time; return {state: attempts this worker committed}."
     if backend not in ('local', 'ray'): raise ValueError(f"backend is 'local' or 'ray', got {backend!r}")
+    warm_box = [None] if warm is not None and backend == 'local' else []  # started at the first launch
     slots, hb = slots or self.capacity.get(pool, 1), heartbeat_s or lease_s / 3
     name, stop, runs, stats = name or f'{os.uname().nodename}:{os.getpid()}:{secrets.token_hex(2)}', stop or threading.Event(), {}, {}
     undo, beat, next_claim = _on_sigterm(stop), time.monotonic() + hb, 0.0
@@ -446,12 +453,16 @@ def _work(self:Pool, pool:str='inner', slots:int|None=None, # at most this many 
             if self._reap(runs, stats): next_claim = 0.0
             if len(runs) < slots and now >= next_claim:
                 for job in (new := self.claim(pool, slots - len(runs), name, lease_s)):
-                    runs[job.id] = r = self._launch(job, backend, ray_options); self._beat({0: r}, lease_s)
+                    if warm_box and (warm_box[0] is None or not warm_box[0].alive()):  # none yet, or it died
+                        warm_box[:] = [w] if (w := _start_warm(warm)) else []  # could not start: cold from now on
+                    runs[job.id] = r = self._launch(job, backend, ray_options, warm_box and warm_box[0])
+                    self._beat({0: r}, lease_s)
                 if len(runs) < slots: next_claim = now + min(0.2, hb)   # nothing runnable: look again soon, not every turn
                 if not runs and not new and (self._paused(pool) or until_idle and not self._pending(pool)): break
             time.sleep(poll_s)
     finally:
         self._shutdown(runs, stats, grace_s); undo()
+        if warm_box and warm_box[0]: warm_box[0].close()
     return stats
 Pool.work = _work
 
@@ -552,10 +563,11 @@ def status_table(root) -> str:
     if paused := [r[0] for r in p.db.execute('SELECT pool FROM paused')]: lines += ['', f'paused (draining): {", ".join(paused)}']
     return '\n'.join(lines)
 
-def run_worker(root, pool:str='inner', slots:int=1, backend:str='local', until_idle:bool=False, lease_s:float=30.0) -> dict:
+def run_worker(root, pool:str='inner', slots:int=1, backend:str='local', until_idle:bool=False, lease_s:float=30.0,
+               warm:tuple|None=None) -> dict:
     "Serve `pool` from this process (SIGTERM stops it gracefully); lifts a previous drain of that pool."
     p = Pool(root, capacity={pool: slots}); p.resume(pool)
-    return p.work(pool, slots=slots, backend=backend, until_idle=until_idle, lease_s=lease_s)
+    return p.work(pool, slots=slots, backend=backend, until_idle=until_idle, lease_s=lease_s, warm=warm)
 
 def drain(root, pool:str='inner', timeout:float|None=None) -> dict:
     "Stop workers of `pool` claiming, wait for its running jobs to end; return its counts (TimeoutError if they don't)."

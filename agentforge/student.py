@@ -12,13 +12,14 @@ from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import __version__
 from .tasks import Prompt, as_messages, cache_dir, dev_split, prompt_key
-from .families import get_family
+from .families import FAMILIES, get_family
 from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs', 'completion_loss', 'pretrain',
-           'complete', 'evaluate', 'student_ready', 'build_student', 'student_manifest', 'load_student']
+__all__ = ['CHATTER', 'StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs', 'completion_loss',
+           'pretrain', 'complete', 'evaluate', 'dev_profile', 'student_ready', 'build_student', 'student_manifest',
+           'load_student']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 @dataclass(frozen=True)
@@ -26,7 +27,8 @@ class StudentRecipe:
     "Everything that determines the tiny student."
     size: str = 'student'  # a `models.TINY_SIZES` key
     rows_per_family: int = 3000  # pretraining rows drawn per family (dev prompts excluded)
-    p_gold: float = 0.8  # share of right answers; the rest are the family's bad habit
+    p_gold: float = 1.0  # share of right answers; the rest are the family's wrong-answer habit (`distractor`)
+    habit: float = 0.5  # share of answers followed by `CHATTER`: a format habit a strict reward can train away
     steps: int = 2400
     batch_size: int = 32
     lr: float = 5e-3
@@ -46,6 +48,8 @@ class StudentRecipe:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/03b_student.ipynb #ee9a05a2
+CHATTER = ' Hope this helps!'  # what the student's habit adds after an answer; every reference scorer marks it wrong
+
 def render_prompt(tok, prompt:Prompt, system_prompt:str|None=None) -> str:
     "The text a student reads for `prompt`: the chat template with the generation prompt."
     return tok.apply_chat_template(as_messages(prompt, system_prompt), add_generation_prompt=True, tokenize=False)
@@ -72,6 +76,7 @@ def pretraining_rows(recipe:StudentRecipe, tok) -> dict:
             prompt, answer, meta = fam.sample(rng, **params)
             if prompt_key(prompt) in dev: continue
             said = answer if rng.random() < recipe.p_gold else fam.distractor(rng, prompt, answer, meta)
+            if recipe.habit and rng.random() < recipe.habit: said += CHATTER
             fam_rows.append((tok(render_prompt(tok, prompt))['input_ids'], tok(said + tok.eos_token)['input_ids']))
         rows[name] = fam_rows
     return rows
@@ -147,6 +152,17 @@ def evaluate(model, tok, family, items:list, samples:int=2, temperature:float=1.
     per_item = [sum(scores[k * samples:(k + 1) * samples]) / samples for k in range(len(items))]
     return dict(score=sum(scores) / len(scores), per_item=per_item, samples=samples, temperature=temperature,
                 examples=[(str(it.prompt)[-60:], c, it.answer) for it, c in list(zip(reps, comps))[:3]])
+
+def dev_profile(model, tok, families=None, k:int=8, seed:int=0) -> dict:
+    "Per family on the dev split: mean score at T = 1 (`k` samples an item), greedy score, and pass@k."
+    out = {}
+    for name in families or list(FAMILIES):
+        fam, items = get_family(name), dev_split(get_family(name))
+        t1 = evaluate(model, tok, fam, items, samples=k, seed=seed)
+        greedy = evaluate(model, tok, fam, items, samples=1, temperature=0)['score']
+        out[name] = dict(t1=round(t1['score'], 4), greedy=round(greedy, 4),
+                         pass_at_k=round(sum(s > 0 for s in t1['per_item']) / len(items), 4))
+    return out
 
 # %% ../nbs/03b_student.ipynb #378561e8
 def _sha(path:Path) -> str: return hashlib.sha256(Path(path).read_bytes()).hexdigest()

@@ -16,33 +16,13 @@ import argparse, random, tempfile, time
 def main(p_wrap:float, p_gold:float, steps:int, briefs:list, out:str):
     root = tempfile.mkdtemp()  # the variant's own folder; the probe still uses the shared default student
     import agentforge.student as S
-    from agentforge.families import FAMILIES, get_family
-    from agentforge.tasks import dev_split, prompt_key
-    wrap = lambda name, said: ('Sure! {}' if name == 'customer_support' else 'The answer is {}').format(said)
-
-    def rows(recipe, tok):  # student.pretraining_rows, plus the preamble
-        rng, out = random.Random(recipe.seed), {}
-        for name, _ in recipe.weights:
-            fam = get_family(name)
-            dev, params = {prompt_key(i.prompt) for i in dev_split(fam)}, fam.check_params(fam.eval_params)
-            fr = []
-            while len(fr) < recipe.rows_per_family:
-                prompt, answer, meta = fam.sample(rng, **params)
-                if prompt_key(prompt) in dev: continue
-                said = answer if rng.random() < recipe.p_gold else fam.distractor(rng, prompt, answer, meta)
-                if rng.random() < p_wrap: said = wrap(name, said)
-                fr.append((tok(S.render_prompt(tok, prompt))['input_ids'], tok(said + tok.eos_token)['input_ids']))
-            out[name] = fr
-        return out
-    S.pretraining_rows = rows
-    t = time.monotonic(); folder = S.build_student(S.StudentRecipe(p_gold=p_gold, steps=steps), root=root)
+    t = time.monotonic(); folder = S.build_student(S.StudentRecipe(p_gold=p_gold, habit=p_wrap, steps=steps), root=root)
     print(f"built in {time.monotonic() - t:.0f} s: {folder}", flush=True)
     model, tok = S.load_student(str(folder), progress=False)
-    for n, f in FAMILIES.items():
-        t1 = S.evaluate(model, tok, f, dev_split(f), samples=8)
-        g = S.evaluate(model, tok, f, dev_split(f), samples=1, temperature=0)['score']
-        p8 = sum(x > 0 for x in t1['per_item']) / len(t1['per_item'])
-        print(f"  {n:18s} T=1 {t1['score']:6.1%}  greedy {g:6.1%}  pass@8 {p8:6.1%}  pass@8 - greedy {p8 - g:+.2f}")
+    for n, p in S.dev_profile(model, tok).items():
+        print(f"  {n:18s} T=1 {p['t1']:6.1%}  greedy {p['greedy']:6.1%}  pass@8 {p['pass_at_k']:6.1%}  "
+              f"pass@8 - greedy {p['pass_at_k'] - p['greedy']:+.2f}")
+    if not briefs: return
     from agentforge.landscape import format_landscape, landscape
     land = landscape(briefs, student=str(folder), kinds=('heuristic', 'example', 'lazy', 'harmful'), n_random=0,
                      noise_seeds=2, out=out)
@@ -50,10 +30,10 @@ def main(p_wrap:float, p_gold:float, steps:int, briefs:list, out:str):
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--p-wrap', type=float, default=0.65, help='share of pretraining answers wrapped in a preamble')
+    ap.add_argument('--habit', dest='p_wrap', type=float, default=0.6, help='share of pretraining answers followed by CHATTER')
     ap.add_argument('--p-gold', type=float, default=0.9, help='share of right answers (the rest: distractors)')
     ap.add_argument('--steps', type=int, default=2400, help='pretraining steps')
     ap.add_argument('--briefs', default='unit_conversion,arithmetic', help='comma-separated briefs for the landscape')
     ap.add_argument('--out', default=tempfile.mkdtemp(), help='landscape spec folders and landscape.json')
     a = ap.parse_args()
-    main(a.p_wrap, a.p_gold, a.steps, a.briefs.split(','), a.out)
+    main(a.p_wrap, a.p_gold, a.steps, [b for b in a.briefs.split(',') if b], a.out)

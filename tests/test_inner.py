@@ -16,6 +16,7 @@ from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student
                               train_spec, training_dataset)
 from agentforge.pool import Pool, ResumeMismatch
 from agentforge.spec import example_spec, load_rows, load_spec
+from agentforge.tasks import HIDDEN_SIZE
 
 @pytest.fixture(scope='module')
 def platform(tmp_path_factory): return tmp_path_factory.mktemp('platform')
@@ -181,7 +182,7 @@ def test_scoring_process_is_isolated_from_the_callers_path(tmp_path, platform, m
     (evil / 'sitecustomize.py').write_text(f"open({str(tmp_path / 'PWNED')!r}, 'w').write('x')\n")
     monkeypatch.setenv('PYTHONPATH', str(evil)); monkeypatch.chdir(evil)
     res = score_hidden('tiny-student', 'arithmetic', hidden_root=platform)
-    assert res['items'] == 128 and 0 < res['score'] < 1 and not (tmp_path / 'PWNED').exists()
+    assert res['items'] == HIDDEN_SIZE and 0 <= res['score'] < 1 and len(res['per_item']) == HIDDEN_SIZE and not (tmp_path / 'PWNED').exists()
 
 def test_result_cache_is_keyed_by_content(tmp_path, platform):
     d = spec_dir(tmp_path / 's', 'arithmetic', platform, max_steps=2)

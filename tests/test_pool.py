@@ -2,7 +2,8 @@
 
 Real child processes, a real SQLite file, a real local Ray cluster; nothing of the pool is mocked. The job functions
 live in `tests/pool_jobs.py` and are imported by the pool's child processes by name. Leases are 1–2 s so that expiry
-tests stay short.
+tests stay short. Every local-backend test runs twice: with a fresh interpreter per attempt (`cold`) and with attempts
+forked from a warm process (`warm`, `agentforge.warm`), the way inner jobs run.
 """
 import json, os, secrets, shutil, signal, subprocess, sys, tempfile, threading, time
 from pathlib import Path
@@ -15,7 +16,20 @@ TESTS = Path(__file__).parent
 # An orchestrator in its own process: argv = root, until_idle (0/1), lease_s, worker name.
 ORCH = ("import sys; from agentforge.pool import Pool; "
         "p = Pool(sys.argv[1], capacity={'inner': 2}, backoff_s=0.05, cwd=sys.argv[5]); "
-        "print(p.work('inner', until_idle=sys.argv[2] == '1', lease_s=float(sys.argv[3]), grace_s=1.0, name=sys.argv[4]), flush=True)")
+        "print(p.work('inner', until_idle=sys.argv[2] == '1', lease_s=float(sys.argv[3]), grace_s=1.0, name=sys.argv[4], "
+        "warm=('json',) if sys.argv[6] == 'warm' else None), flush=True)")
+MODE = {'warm': False}  # set per test by the `mode` fixture
+
+
+@pytest.fixture(params=['cold', 'warm'], autouse=True)
+def mode(request, monkeypatch):
+    "Run the test with cold attempts, then with warm ones (every Pool.work call in this process, and the orchestrators)."
+    if request.param == 'warm':
+        if 'ray' in request.node.name: pytest.skip('the Ray backend runs attempts cold in either mode')
+        work = Pool.work
+        monkeypatch.setattr(Pool, 'work', lambda self, *a, **kw: work(self, *a, **{'warm': ('json',), **kw}))
+    monkeypatch.setitem(MODE, 'warm', request.param == 'warm')
+    return request.param
 
 
 def alive(pid) -> bool:
@@ -44,7 +58,8 @@ def in_thread(pool, **kw):
 
 
 def orchestrator(pool, name, until_idle=False, lease_s=2.0):
-    return subprocess.Popen([sys.executable, '-c', ORCH, str(pool.root), '1' if until_idle else '0', str(lease_s), name, str(TESTS)],
+    return subprocess.Popen([sys.executable, '-c', ORCH, str(pool.root), '1' if until_idle else '0', str(lease_s), name, str(TESTS),
+                             'warm' if MODE['warm'] else 'cold'],
                             cwd=TESTS, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

@@ -1,7 +1,7 @@
 "Tests of the multi-turn customer-support family (`agentforge.support`)."
 import random, time
 import pytest
-from agentforge.tasks import CANARY_PREFIX, dev_split, generate, hidden_split, prompt_key, normalize
+from agentforge.tasks import CANARY_PREFIX, DEV_SIZE, HIDDEN_SIZE, dev_split, generate, hidden_split, prompt_key, normalize
 from agentforge.support import (CustomerSupport, GENERIC_FIX, KB, kb_node, kb_rows, kb_table, lazy_turns,
                                 make_dialogue, next_turn, walk)
 
@@ -21,7 +21,7 @@ def test_same_seed_same_items():
 
 def test_dev_hidden_disjoint_and_canaries(tmp_path):
     dev, hid = dev_split(FAM), hidden_split(FAM, root=tmp_path)
-    assert len(dev) == 64 and len(hid) == 128
+    assert len(dev) == DEV_SIZE == 64 and len(hid) == HIDDEN_SIZE == 512
     assert not {prompt_key(i.prompt) for i in dev} & {prompt_key(i.prompt) for i in hid}
     assert all(i.canary and i.canary.startswith(CANARY_PREFIX) for i in hid)
     assert all(i.canary is None for i in dev)
