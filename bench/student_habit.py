@@ -1,15 +1,13 @@
-"""Experiment (issue 11, not adopted yet): a student with a *format habit* RL can remove.
+"""Try a student recipe with a *format habit* side by side with the default (issue 11; lesson 03b, lesson 12b).
 
-The default student's habit is a wrong answer (`Family.distractor`) with probability 1 - p_gold; its errors are
-mostly capability errors, and inner GRPO barely moves it (lesson 12b's landscape). This variant also wraps a share
-`--p-wrap` of its pretraining answers in a preamble ("The answer is X"; support: "Sure! X"), which every family's
-reference scorer marks wrong. A spec with a strict reward should teach the student to drop the preamble fast; a lazy
-spec should not; a reckless one should wreck it. The script builds the variant in a temp folder, prints its dev
-scores (T=1 mean of 8 samples, greedy, pass@8), then trains lesson 12b's heuristic, example, lazy and harmful specs
-on `--briefs` with it.
+The default student (`StudentRecipe(habit=0.5, p_gold=1.0)`) ends half its pretraining answers with `CHATTER`
+(" Hope this helps!"), which every family's reference scorer marks wrong. A spec with a strict reward teaches it to
+stop at the answer; a lazy spec does not; a reckless one wrecks it. This script builds a variant with another
+`--habit` share and `--p-gold` in a temp folder, prints its dev profile (T=1 mean of 8 samples, greedy, pass@8) and
+trains lesson 12b's heuristic, example, lazy and harmful specs on `--briefs` with it (`--briefs ''`: profile only).
 
-Run: .venv/bin/python bench/student_habit.py --p-wrap 0.65 --p-gold 0.9 --briefs unit_conversion,arithmetic
-(about 5 minutes of student build and 2 of inner jobs on two idle cores)
+Run: .venv/bin/python bench/student_habit.py --habit 0.6 --p-gold 0.9 --briefs unit_conversion,date_math
+(about 4 minutes of student build and 1-2 of inner jobs per brief on two idle cores). Recorded: lesson 12b's table.
 """
 import argparse, random, tempfile, time
 
