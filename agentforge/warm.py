@@ -36,6 +36,11 @@ def _fn(name:str):
     "The function named 'module:function'."
     mod, fn = name.split(':'); return getattr(importlib.import_module(mod), fn)
 
+def _name(comm:str):
+    "Set this process's name (`/proc/<pid>/comm`, at most 15 bytes): a fork would otherwise look like its parent."
+    try: ctypes.CDLL(None, use_errno=True).prctl(15, comm.encode()[:15], 0, 0, 0)   # 15 = PR_SET_NAME
+    except (OSError, AttributeError): pass
+
 # %% ../nbs/08a_warm.ipynb #006ebf72
 def _fresh(cwd:str, env:dict, keep:socket.socket|None=None):
     "In a forked child: the process group, signals, stdin, folder, environment and path of a fresh `python -c`."
@@ -53,6 +58,7 @@ def _child(req:dict, conn:socket.socket, parent:int) -> int:
     try: os.setpgid(0, req.get('pgid') or 0)  # the caller's group: killing a job kills its scoring too
     except OSError: os.setpgid(0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    _name(f"af:{req['fn'].split(':')[-1]}")  # what `ps` and /proc/<pid>/comm show, e.g. af:hidden_score
     try: out = dict(ok=_fn(req['fn'])(*req['args']))
     except BaseException as e: out = dict(error=f'{type(e).__name__}: {e}'[-2000:])
     _send(conn, out); return 0 if 'ok' in out else 1
@@ -83,11 +89,11 @@ def serve(sock_path:str, preload:list):
                 if req['op'] == 'spawn':  # the child does it too: the group exists before anyone is told the pid
                     try: os.setpgid(pid, pid)
                     except OSError: pass
-                if req['op'] == 'spawn':
-                    try: _send(conn, dict(pid=pid)); waiting[pid] = conn
-                    except OSError: conn.close()
-                else: conn.close()  # the child answers on its own copy
-        while True:  # reap the children that ended; report a spawned child's exit code
+                try:
+                    if req['op'] == 'spawn': _send(conn, dict(pid=pid))
+                    waiting[pid] = conn  # a call's child answers on its own copy; we add its exit code after
+                except OSError: conn.close()
+        while True:  # reap the children that ended; report each one's exit code (a call that answered ignores it)
             try: pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError: break
             if pid == 0: break
@@ -169,4 +175,5 @@ def call(sock:str|None, fn:str, *args, timeout:float=1800):
     except (OSError, EOFError, ValueError) as e: raise RuntimeError(f'the warm call {fn} failed: {e!r}') from None
     finally: conn.close()
     if 'error' in out: raise RuntimeError(out['error'])
+    if 'ok' not in out: raise RuntimeError(f"{fn} exited {out.get('rc')} without an answer")  # killed, e.g. by the OOM killer
     return out['ok']
