@@ -112,7 +112,8 @@ class Warm:
                  env:dict|None=None, # extra environment of the warm process (and of every call it forks)
                  timeout:float=300, # seconds the imports may take
                  cwd=None): # its working folder, and its calls' (default: this process's, so relative paths agree)
-        self.dir = Path(tempfile.mkdtemp(prefix='af-warm-')); self.sock = str(self.dir / 'sock')
+        self.dir = Path(tempfile.mkdtemp(prefix='agentforge-warm-'))  # not af-*: the sandbox's leak checks own that
+        self.sock = str(self.dir / 'sock')
         self.log = self.dir / 'log.txt'
         with open(self.log, 'ab') as err:
             self.p = subprocess.Popen([sys.executable, '-I', '-c', _SERVE, self.sock, *preload], cwd=cwd or os.getcwd(),
@@ -175,5 +176,5 @@ def call(sock:str|None, fn:str, *args, timeout:float=1800):
     except (OSError, EOFError, ValueError) as e: raise RuntimeError(f'the warm call {fn} failed: {e!r}') from None
     finally: conn.close()
     if 'error' in out: raise RuntimeError(out['error'])
-    if 'ok' not in out: raise RuntimeError(f"{fn} exited {out.get('rc')} without an answer")  # killed, e.g. by the OOM killer
+    if 'ok' not in out: raise RuntimeError(f"{fn} exited {out.get('rc')} without an answer")  # e.g. the OOM killer's -9
     return out['ok']
