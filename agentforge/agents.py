@@ -11,9 +11,9 @@ from functools import lru_cache
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['CHOICES', 'GOOD', 'HEURISTIC', 'FIXES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent',
-           'parse_tool_calls', 'assistant_message', 'write_spec', 'ScriptedAgent', 'act', 'LMAgent', 'sample', 'lm_act',
-           'TinyAgent', 'HFAgent']
+__all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent', 'parse_tool_calls',
+           'assistant_message', 'write_spec', 'ScriptedAgent', 'act', 'LMAgent', 'sample', 'lm_act', 'TinyAgent',
+           'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
 @dataclass
@@ -65,17 +65,19 @@ def assistant_message(turn:Turn, index:int) -> dict:
     return msg
 
 # %% ../nbs/09_agents.ipynb #23670376
-CHOICES = dict(reward=('match', 'contains'), rows=(256, 16), completion=('fit', 'short'),
-               max_steps=(16, 48, 400), learning_rate=('1.0e-5', '3.0e-4'))
-GOOD = dict(reward='match', rows=256, completion='fit')  # the options every valid spec needs
-HEURISTIC = dict(GOOD, max_steps=48, learning_rate='3.0e-4')  # a practitioner's one rule, the same on every family
-FIXES = {'REWARD': 'reward', 'DATASET_TOO_SMALL': 'rows', 'HYPERPARAMS_COMPLETION_TOO_SHORT': 'completion',
-         'HYPERPARAMS_OVER_BUDGET': 'max_steps'}  # probe reason (prefix) -> the choice that caused it
+KNOBS = dict(reward=('strict', 'lenient'), level=(1, 2, 3), rows=(64, 256), max_steps=(16, 48, 96),
+             learning_rate=('1.0e-5', '1.0e-4', '3.0e-4', '3.0e-3'), num_generations=(4, 8, 16),
+             temperature=(0.7, 1.0, 1.3))  # the design space: every option validates on every family (tests/test_agents.py)
+HEURISTIC = dict(reward='strict', level=2, rows=256, max_steps=48, learning_rate='3.0e-4', num_generations=8,
+                 temperature=1.0)  # a practitioner's one rule, the same on every family: train at the eval's level
+CHOICES = {k: KNOBS[k] for k in ('level', 'max_steps', 'learning_rate')}  # what the scripted agents vary (see below)
 
 @lru_cache(maxsize=None)
-def _matcher(family:str) -> str:
+def _rewards(family:str, kind:str) -> str:
+    "The rewards list as flow YAML: the family's matcher ('strict'), or half of it plus half contains_answer."
     from agentforge.spec import _EXAMPLE_REWARDS
     rs = _EXAMPLE_REWARDS.get(family, [dict(use='exact_match', weight=1.0)])
+    if kind == 'lenient': rs = [dict(r, weight=r['weight'] / 2) for r in rs] + [dict(use='contains_answer', weight=0.5)]
     return '[' + ', '.join('{' + ', '.join(f'{k}: {json.dumps(v)}' for k, v in r.items()) + '}' for r in rs) + ']'
 
 @lru_cache(maxsize=None)
@@ -85,76 +87,51 @@ def _fit(family:str) -> int:
 
 # %% ../nbs/09_agents.ipynb #15c6bead
 def write_spec(family:str, # the brief id
-               choices:dict, # one option per key of CHOICES
+               choices:dict, # options for some keys of KNOBS; the rest are HEURISTIC's
               ) -> str:
     "The task.yaml text a scripted agent writes for `family` with `choices`."
-    reward = _matcher(family) if choices['reward'] == 'match' else '[{use: contains_answer, weight: 1.0}]'
-    completion = _fit(family) if choices['completion'] == 'fit' else 2
+    c = HEURISTIC | choices
     return (f"spec_version: 1\nname: {family.replace('_', '-')}-task\nbrief: {family}\nstudent: tiny-student\n"
-            f"data: {{generate: {{n: {choices['rows']}, seed: 7}}}}\nrewards: {reward}\n"
-            f"grpo: {{max_steps: {choices['max_steps']}, learning_rate: {choices['learning_rate']}, num_generations: 8, "
-            f"per_device_train_batch_size: 32, max_completion_length: {completion}}}\n"
-            "resources: {pool: inner, gpus: 0, max_minutes: 20}\n")
-
-# %% ../nbs/09_agents.ipynb #ee87f2dc
-def _last_report(messages:list) -> dict|None:
-    "The probe report in the newest `submit` tool response, if the last submission failed."
-    for m in reversed(messages):
-        if m.get('role') == 'tool' and m.get('name') == 'submit':
-            r = json.loads(m['content'])
-            return None if r.get('validated') else r
-    return None
-
-def _last_spec(messages:list) -> str|None:
-    "The newest task.yaml the agent wrote, from its own write_file calls in the transcript."
-    for m in reversed(messages):
-        for c in (m.get('tool_calls') or []) if m.get('role') == 'assistant' else []:
-            if c['function']['name'] == 'write_file': return c['function']['arguments'].get('content')
-    return None
+            f"data: {{generate: {{n: {c['rows']}, seed: 7, level: {c['level']}}}}}\n"
+            f"rewards: {_rewards(family, c['reward'])}\n"
+            f"grpo: {{max_steps: {c['max_steps']}, learning_rate: {c['learning_rate']}, num_generations: "
+            f"{c['num_generations']}, per_device_train_batch_size: 32, max_completion_length: {_fit(family)}, "
+            f"temperature: {c['temperature']}}}\nresources: {{pool: inner, gpus: 0, max_minutes: 20}}\n")
 
 # %% ../nbs/09_agents.ipynb #0b87d184
 def _choices_of(text:str, family:str) -> dict|None:
-    "Recover the choices behind a task.yaml this module wrote (None for any other text)."
-    return next((dict(zip(CHOICES, combo)) for combo in _product() if write_spec(family, dict(zip(CHOICES, combo))) == text), None)
+    "Recover the CHOICES behind a task.yaml this module wrote (None for any other text)."
+    return next((c for c in _product() if write_spec(family, c) == text), None)
 
 def _product():
     import itertools
-    return itertools.product(*CHOICES.values())
+    return (dict(zip(CHOICES, combo)) for combo in itertools.product(*CHOICES.values()))
 
-SCRIPTED_VERSION = 2  # bump when the scripted agents' behaviour changes: cloned bases are keyed by it
+SCRIPTED_VERSION = 3  # bump when the scripted agents' behaviour changes: cloned bases are keyed by it
 
 class ScriptedAgent(Agent):
-    "A scripted spec writer: 'random' (a wide, imperfect variety) or 'heuristic' (always sensible)."
+    "A scripted spec writer: 'random' (uniform over CHOICES) or 'heuristic' (one practitioner's rule)."
     def __init__(self, policy:str='random', # 'random' or 'heuristic'
-                 fix_rate:float=0.5, give_up_rate:float=0.05, explore_rate:float=0.15): # random policy's habits
+                 give_up_rate:float=0.05, explore_rate:float=0.15): # the random policy's habits
         if policy not in ('random', 'heuristic'): raise ValueError(f"policy {policy!r}: expected 'random' or 'heuristic'")
         self.policy, self.name = policy, f'scripted-{policy}'
-        self.fix_rate, self.give_up_rate, self.explore_rate = fix_rate, give_up_rate, explore_rate
+        self.give_up_rate, self.explore_rate = give_up_rate, explore_rate
 
 # %% ../nbs/09_agents.ipynb #859bd8c7
 def _call(name, **arguments) -> Turn: return Turn('', [ToolCall(name, arguments)], tokens=0)
 
-def _draw(self, rng:random.Random, family:str, report:dict|None, previous:str|None) -> dict:
-    "Choose the next spec's options: fresh, or the previous ones with the failing choice fixed."
-    if self.policy == 'heuristic': fresh = dict(HEURISTIC)
-    else: fresh = {k: rng.choice(v) for k, v in CHOICES.items()}
-    if report is None or previous is None: return fresh
-    if self.policy == 'random' and rng.random() >= self.fix_rate: return fresh
-    c, reason = _choices_of(previous, family), report.get('reason') or ''
-    if c is None: return fresh  # the last spec is not one of ours (edited by someone else): start over
-    knob = next((k for p, k in FIXES.items() if reason.startswith(p)), None)
-    if knob: c[knob] = GOOD.get(knob, 48)
-    return c
+def _draw(self, rng:random.Random) -> dict:
+    "Choose the next spec's options: the rule, or a uniform draw from CHOICES (the other knobs as the rule has them)."
+    return dict(HEURISTIC) if self.policy == 'heuristic' else HEURISTIC | {k: rng.choice(v) for k, v in CHOICES.items()}
 
 def act(self, messages:list, tools:list, seed:int) -> Turn:
-    "Write task.yaml and submit it in one turn; after a failed submission, (maybe) fix what the probe named and retry."
+    "Write task.yaml and submit it in one turn (after a failed submission: a fresh spec, submitted again)."
     n = sum(m['role'] == 'assistant' for m in messages)
     family = re.search(r'brief: (\w+)', messages[1]['content']).group(1)
     rng = random.Random(f'{seed}:{family}:{n}')  # the family too: one seed must not make the same choices everywhere
     if self.policy == 'random' and n == 0 and rng.random() < self.explore_rate: return _call(rng.choice(['baseline', 'list_files']))
     if self.policy == 'random' and rng.random() < self.give_up_rate: return Turn('I cannot write this task.', [], tokens=0)
-    c = _draw(self, rng, family, _last_report(messages), _last_spec(messages))
-    write = ToolCall('write_file', dict(path='task.yaml', content=write_spec(family, c)))
+    write = ToolCall('write_file', dict(path='task.yaml', content=write_spec(family, _draw(self, rng))))
     return Turn('', [write, ToolCall('submit', {})], tokens=0)  # two calls in one turn: write, then submit
 ScriptedAgent._draw, ScriptedAgent.act = _draw, act
 

@@ -13,7 +13,7 @@ from .families import get_family
 from .grading import MAX_ATTEMPTS, SAMPLES, episode_reward, get_weights, speed_budget
 from .probe import validate
 from .spec import load_spec
-from .tasks import absolute, state_env
+from .tasks import EVAL_LEVEL, LEVELS, absolute, state_env
 from .warm import INNER
 from .workspace import TOOL_SCHEMAS, Workspace
 
@@ -28,7 +28,8 @@ SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief
 def brief_messages(brief:str, student:str='tiny-student') -> list:
     "The opening messages of an episode for `brief`."
     return [dict(role='system', content=SYSTEM),
-            dict(role='user', content=f"brief: {brief}\n{get_family(brief).brief}\nstudent: {student}")]
+            dict(role='user', content=f"brief: {brief}\n{get_family(brief).brief}\nhidden eval: level {EVAL_LEVEL} of "
+                                      f"{len(LEVELS)}\nstudent: {student}")]
 
 @dataclass
 class Budgets:

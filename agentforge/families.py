@@ -24,6 +24,7 @@ class MultihopLookup(Family):
     params = dict(hops=Param([1, 2], 'number of relations chained (a list: drawn uniformly)', choices=(1, 2, 3)),
                   facts=Param(3, 'facts in the context, distractors included', lo=1, hi=8))
     eval_params = dict(hops=[1, 2], facts=3)
+    levels = {1: dict(hops=[1], facts=3), 3: dict(hops=[2], facts=4)}
 
     def sample(self, rng, hops, facts):
         h = rng.choice(hops) if isinstance(hops, list) else hops
@@ -54,6 +55,7 @@ class Arithmetic(Family):
     params = dict(digits=Param([1, 2], 'digits per operand (a list: drawn uniformly per item)', choices=(1, 2, 3, 4)),
                   ops=Param(['+', '-'], 'operations (a list: drawn uniformly)', choices=('+', '-', '*')))
     eval_params = dict(digits=[1, 2], ops=['+', '-'])
+    levels = {1: dict(digits=[1, 2], ops=['+']), 3: dict(digits=[2, 3], ops=['+', '-', '*'])}
 
     def sample(self, rng, digits, ops):
         op, digits = rng.choice(ops), rng.choice(digits)
@@ -89,6 +91,8 @@ class UnitConversion(Family):
                   direction=Param(['up', 'down'], 'up: big to small unit; down: small to big', choices=('up', 'down')),
                   max_value=Param(100, 'largest quantity in the bigger unit', lo=1, hi=1000))
     eval_params = dict(kinds=list(UNITS), direction=['up', 'down'], max_value=100)
+    levels = {1: dict(kinds=list(UNITS), direction=['up'], max_value=100),
+              3: dict(kinds=list(UNITS), direction=['up', 'down'], max_value=300)}
 
     def sample(self, rng, kinds, direction, max_value):
         big, small, f = rng.choice(UNITS[rng.choice(kinds)])
@@ -113,6 +117,8 @@ class DateMath(Family):
                   direction=Param(['after', 'before'], 'after and/or before', choices=('after', 'before')),
                   formats=Param(['iso', 'weekday'], 'iso: a calendar date; weekday: a day of the week (offsets up to max(max_days, 20))', choices=('iso', 'weekday')))
     eval_params = dict(max_days=10, direction=['after', 'before'], formats=['iso', 'weekday'])
+    levels = {1: dict(max_days=10, direction=['after'], formats=['iso', 'weekday']),
+              3: dict(max_days=60, direction=['after', 'before'], formats=['iso', 'weekday'])}
 
     def sample(self, rng, max_days, direction, formats):
         f, d = rng.choice(formats), rng.choice(direction)
@@ -138,6 +144,7 @@ class StringOps(Family):
     params = dict(ops=Param(list(STRING_OPS), 'operations (a list)', choices=STRING_OPS),
                   syllables=Param(2, 'syllables per word (2 letters each)', lo=1, hi=5))
     eval_params = dict(ops=list(STRING_OPS), syllables=2)
+    levels = {1: dict(ops=['reverse', 'upper', 'last'], syllables=2), 3: dict(ops=list(STRING_OPS), syllables=4)}
 
     def sample(self, rng, ops, syllables):
         w, op = ''.join(rng.choice(_SYL) for _ in range(syllables)), rng.choice(ops)

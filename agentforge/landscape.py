@@ -5,12 +5,12 @@ put their uplift next to the scoring noise. The outer loop can only learn what t
 
 # %% ../nbs/12b_landscape.ipynb #7633d6af
 from __future__ import annotations
-import hashlib, json, random, statistics, sys, time
+import hashlib, json, math, random, statistics, sys, tempfile, time
 from pathlib import Path
 
 import yaml
 
-from .agents import CHOICES, GOOD, HEURISTIC, write_spec
+from .agents import CHOICES, HEURISTIC, KNOBS, write_spec
 from .families import FAMILIES
 from .grading import SAMPLES, episode_reward, speed_budget, uplift
 from .inner import _write_json, pre_score, pre_scores, run_inner
@@ -20,11 +20,11 @@ from .tasks import absolute
 
 # %% auto #0
 __all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'evaluate_spec', 'landscape', 'verdicts',
-           'format_landscape', 'plot_landscape']
+           'format_landscape', 'plot_landscape', 'knob_rows', 'knob_effects', 'format_knobs']
 
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
-LAZY = dict(GOOD, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
-HARMFUL = dict(GOOD, max_steps=48, learning_rate='3.0e-3')  # valid, and a step size that wrecks what the student knew
+LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
+HARMFUL = dict(HEURISTIC, learning_rate='3.0e-3')  # valid, and a step size that wrecks what the student knew
 KINDS = ('heuristic', 'example', 'lazy', 'harmful', 'random', 'grid', 'best')
 
 def plan(brief:str, # a brief id
@@ -37,7 +37,7 @@ def plan(brief:str, # a brief id
     out = [('heuristic', write_spec(brief, HEURISTIC)), ('example', example),
            ('lazy', write_spec(brief, LAZY)), ('harmful', write_spec(brief, HARMFUL))]
     out += [('random', write_spec(brief, {k: rng.choice(v) for k, v in CHOICES.items()})) for _ in range(n_random)]
-    out += [('grid', write_spec(brief, dict(GOOD, max_steps=s, learning_rate=lr)))
+    out += [('grid', write_spec(brief, dict(HEURISTIC, max_steps=s, learning_rate=lr)))
             for s in CHOICES['max_steps'] for lr in CHOICES['learning_rate']]
     return out
 
@@ -193,3 +193,40 @@ def plot_landscape(land:dict, path) -> Path:
                  fontsize=9)
     path = Path(path); path.parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=110, bbox_inches='tight')
     return path
+
+# %% ../nbs/12b_landscape.ipynb #k1a0b7c2
+def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None) -> list:
+    "Train the heuristic spec and each one-knob change of it on `brief`: [{brief, knob, option, gain, gain_se, ...}]."
+    work, rows = Path(work) if work else Path(tempfile.mkdtemp(prefix='knobs-')), []
+    for knob, opt in [(None, None)] + [(k, o) for k, opts in KNOBS.items() for o in opts if o != HEURISTIC[k]]:
+        text = write_spec(brief, {} if knob is None else {knob: opt})
+        r = evaluate_spec(_spec_folder(work, brief, text), brief, student, hidden_root=hidden_root)
+        rows.append(dict(brief=brief, knob=knob, option=opt, **{k: r.get(k) for k in (
+            'validated', 'reason', 'pre', 'post', 'gain', 'gain_se', 'train_seconds')}))
+    return rows
+
+def knob_effects(rows:list, z:float=2.0) -> dict:
+    "{knob: {brief: moved}}: whether some option's gain is more than `z` SEs of the difference from the heuristic's."
+    out = {}
+    for b in sorted({r['brief'] for r in rows}):
+        base = next(r for r in rows if r['brief'] == b and r['knob'] is None)
+        for k in KNOBS:
+            alt = [r for r in rows if r['brief'] == b and r['knob'] == k]
+            if not (alt and base['validated'] and all(a['validated'] for a in alt)): continue
+            out.setdefault(k, {})[b] = any(abs(a['gain'] - base['gain']) > z * math.hypot(a['gain_se'], base['gain_se'])
+                                           for a in alt)
+    return out
+
+def format_knobs(rows:list) -> str:
+    "A markdown table: each option's gain per brief (the heuristic's first), and where each knob moves uplift."
+    briefs, eff = sorted({r['brief'] for r in rows}), knob_effects(rows)
+    get = lambda b, k, o: next((r for r in rows if (r['brief'], r['knob'], r['option']) == (b, k, o)), None)
+    cell = lambda r: '—' if r is None else f"{r['gain']:+.3f}" if r['validated'] else f"invalid ({r['reason']})"
+    out = ['| knob | option | ' + ' | '.join(briefs) + ' | moves uplift on |', '|---|---|' + '---:|' * len(briefs) + '---|',
+           '| (heuristic) | | ' + ' | '.join(cell(get(b, None, None)) for b in briefs) + ' | |']
+    for k, opts in KNOBS.items():
+        moved = eff.get(k, {})
+        for i, o in enumerate(o for o in opts if o != HEURISTIC[k]):
+            out.append(f'| {k} | {o} | ' + ' | '.join(cell(get(b, k, o)) for b in briefs) +
+                       (f" | {sum(moved.values())} of {len(moved)} |" if i == 0 else ' | |'))
+    return '\n'.join(out)

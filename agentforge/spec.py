@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 import yaml
-from .tasks import generate, hidden_keys
+from .tasks import EVAL_LEVEL, LEVELS, generate, hidden_keys
 from .families import FAMILIES, get_family
 from .rewards import BUILTINS, REQUIRED
 from .presets import PRESETS, presets_for
@@ -293,8 +293,12 @@ def _train_path(p:Any) -> tuple|None:
 
 # %% ../nbs/04_spec.ipynb #9e0a0383
 def _check_generate(g:Any, brief:Any, q:dict, probs:list) -> dict:
-    "Check `data.generate` and resolve its params against the family."
-    if not _fields(g, 'data.generate', ('n', 'seed', 'params'), ('n', 'seed'), probs): return {}
+    "Check `data.generate` and resolve its params: the family's `level` (default: the hidden eval's), then `params`."
+    if not _fields(g, 'data.generate', ('n', 'seed', 'level', 'params'), ('n', 'seed'), probs): return {}
+    level = g.get('level', EVAL_LEVEL)
+    if isinstance(level, bool) or level not in LEVELS:
+        probs.append(Problem('data.generate.level', f"got {_show(level)}; expected one of {list(LEVELS)} (1 easier, "
+                             f"{EVAL_LEVEL} = the hidden eval's difficulty, 3 harder)", 'SCHEMA_BAD_VALUE')); return {}
     for k, r in (('n', Range(int, 1, q['max_rows'])), ('seed', Range(int, 0, 2**63 - 1))):
         if k in g and (why := _why_not(g[k], r)): probs.append(Problem(f"data.generate.{k}", why, 'SCHEMA_BAD_VALUE'))
     params = {} if g.get('params') is None else g['params']
@@ -304,7 +308,7 @@ def _check_generate(g:Any, brief:Any, q:dict, probs:list) -> dict:
     fam = get_family(brief)
     _fields(params, 'data.generate.params', tuple(fam.params), (), probs)
     known = {k: v for k, v in params.items() if k in fam.params}
-    try: resolved = fam.check_params({**fam.eval_params, **known})
+    try: resolved = fam.check_params({**fam.level_params(level), **known})
     except (ValueError, TypeError) as e:
         probs.append(Problem('data.generate.params', _text(str(e)), 'SCHEMA_BAD_VALUE')); return {}
     return dict(n=g.get('n'), seed=g.get('seed'), params=resolved) if len(known) == len(params) else {}

@@ -11,7 +11,7 @@ import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import __version__
-from .tasks import Prompt, as_messages, cache_dir, dev_split, prompt_key
+from .tasks import LEVELS, Prompt, as_messages, cache_dir, dev_split, prompt_key
 from .families import FAMILIES, get_family
 from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
@@ -29,6 +29,7 @@ class StudentRecipe:
     rows_per_family: int = 3000  # pretraining rows drawn per family (dev prompts excluded)
     p_gold: float = 1.0  # share of right answers; the rest are the family's wrong-answer habit (`distractor`)
     habit: float = 0.5  # share of answers followed by `CHATTER`: a format habit a strict reward can train away
+    level_habit: tuple = ()  # per difficulty level (tasks.LEVELS), its habit share; rows drawn at every level. (): `habit`
     steps: int = 2400
     batch_size: int = 32
     lr: float = 5e-3
@@ -44,7 +45,8 @@ class StudentRecipe:
     def key(self) -> str:
         "A short hash of the recipe, the families' dev splits and the package version."
         fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in self.weights}
-        blob = json.dumps([dataclasses.asdict(self), fp, __version__], sort_keys=True, default=str)
+        fields = {k: v for k, v in dataclasses.asdict(self).items() if not (k == 'level_habit' and not v)}  # old keys hold
+        blob = json.dumps([fields, fp, __version__], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/03b_student.ipynb #ee9a05a2
@@ -71,12 +73,14 @@ def pretraining_rows(recipe:StudentRecipe, tok) -> dict:
     for name, _ in recipe.weights:
         fam = get_family(name)
         dev, params = {prompt_key(i.prompt) for i in dev_split(fam)}, fam.check_params(fam.eval_params)
+        levels = [(fam.level_params(lv), h) for lv, h in zip(LEVELS, recipe.level_habit)]
         fam_rows = []
         while len(fam_rows) < recipe.rows_per_family:
-            prompt, answer, meta = fam.sample(rng, **params)
+            p, habit = rng.choice(levels) if levels else (params, recipe.habit)
+            prompt, answer, meta = fam.sample(rng, **p)
             if prompt_key(prompt) in dev: continue
             said = answer if rng.random() < recipe.p_gold else fam.distractor(rng, prompt, answer, meta)
-            if recipe.habit and rng.random() < recipe.habit: said += CHATTER
+            if habit and rng.random() < habit: said += CHATTER
             fam_rows.append((tok(render_prompt(tok, prompt))['input_ids'], tok(said + tok.eos_token)['input_ids']))
         rows[name] = fam_rows
     return rows

@@ -199,6 +199,8 @@ class CustomerSupport(Family):
                   kinds=Param(['question', 'fix'], 'kinds of expected next turn', choices=('question', 'fix')),
                   phrasing=Param('varied', "customers' wording: canonical or varied", choices=PHRASINGS))
     eval_params = dict(products=list(PRODUCTS), max_depth=3, kinds=['question', 'fix'], phrasing='varied')
+    levels = {1: dict(products=list(PRODUCTS), max_depth=1, kinds=['question', 'fix'], phrasing='plain'),
+              3: dict(products=list(PRODUCTS), max_depth=3, kinds=['fix'], phrasing='varied')}  # fixes: deepest turns
 
     def sample(self, rng:random.Random, products=PRODUCTS, max_depth:int=3, kinds=('question', 'fix'),
                phrasing:str='varied') -> tuple:

@@ -11,9 +11,9 @@ from typing import Any, Union
 from platformdirs import user_cache_dir, user_data_dir
 
 # %% auto #0
-__all__ = ['Prompt', 'DEV_SEED', 'DEV_SIZE', 'HIDDEN_SIZE', 'CANARY_PREFIX', 'Item', 'prompt_key', 'as_messages', 'normalize',
-           'exact_match', 'Param', 'Family', 'generate', 'absolute', 'data_dir', 'cache_dir', 'state_env',
-           'platform_secret', 'dev_split', 'hidden_path', 'hidden_split', 'hidden_keys']
+__all__ = ['Prompt', 'LEVELS', 'EVAL_LEVEL', 'DEV_SEED', 'DEV_SIZE', 'HIDDEN_SIZE', 'CANARY_PREFIX', 'Item', 'prompt_key',
+           'as_messages', 'normalize', 'exact_match', 'Param', 'Family', 'generate', 'absolute', 'data_dir',
+           'cache_dir', 'state_env', 'platform_secret', 'dev_split', 'hidden_path', 'hidden_split', 'hidden_keys']
 
 # %% ../nbs/02_tasks.ipynb #2a837e0a
 Prompt = Union[str, list]  # a string, or a list of {"role", "content"} messages
@@ -86,6 +86,8 @@ class Param:
         return value
 
 # %% ../nbs/02_tasks.ipynb #29dace5c
+LEVELS, EVAL_LEVEL = (1, 2, 3), 2  # one difficulty scale on every family; the hidden eval is level 2
+
 class Family:
     "A task family: a seeded generator with difficulty params, a reference scorer and a brief."
     name: str = ''
@@ -93,6 +95,7 @@ class Family:
     multi_turn: bool = False
     params: dict = {}  # name -> Param
     eval_params: dict = {}  # the difficulty mix of the dev and hidden splits (defaults when empty)
+    levels: dict = {}  # level -> params for each of LEVELS but EVAL_LEVEL (whose params are eval_params)
 
     def sample(self, rng:random.Random, **params) -> tuple:
         "Draw one `(prompt, answer, meta)` with the given difficulty params."
@@ -112,6 +115,12 @@ class Family:
         unknown = sorted(set(params) - set(self.params))
         if unknown: raise ValueError(f"unknown param(s) {unknown} for family {self.name!r}; accepted: {sorted(self.params)}")
         return {k: p.check(k, params[k]) if k in params else p.default for k,p in self.params.items()}
+
+    def level_params(self, level:int) -> dict:
+        "The params of a family-independent difficulty `level` (1 easier, 2 = the hidden eval's mix, 3 harder)."
+        if isinstance(level, bool) or level not in LEVELS:
+            raise ValueError(f"level {level!r} is not allowed; accepted: {list(LEVELS)} ({EVAL_LEVEL}: the hidden eval's)")
+        return self.check_params(self.eval_params if level == EVAL_LEVEL else self.levels[level])
 
     def __repr__(self): return f"{type(self).__name__}(name={self.name!r})"
 

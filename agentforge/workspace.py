@@ -7,12 +7,14 @@ from __future__ import annotations
 import json, os, secrets, stat, shutil, tempfile, unicodedata
 from pathlib import Path
 from typing import Callable
+from functools import lru_cache
 from .grading import MAX_ATTEMPTS
+from .tasks import EVAL_LEVEL
 from .spec import ALLOWED, QUOTAS, Problem, allowed_path, check_tree
 
 # %% auto #0
-__all__ = ['TOOL_SCHEMAS', 'TOOL_NAMES', 'ToolError', 'check_path', 'walk', 'student_dev_score', 'Workspace', 'list_files',
-           'read_file', 'write_file', 'baseline', 'submit', 'call_tool']
+__all__ = ['TOOL_SCHEMAS', 'TOOL_NAMES', 'ToolError', 'check_path', 'walk', 'student_dev_score', 'student_level_scores',
+           'Workspace', 'list_files', 'read_file', 'write_file', 'baseline', 'submit', 'call_tool']
 
 # %% ../nbs/05a_workspace.ipynb #9967523d
 def _tool(name:str, doc:str, **props) -> dict:
@@ -29,7 +31,8 @@ TOOL_SCHEMAS = [
     _tool('write_file', f"Create or replace a file with the given text. Quotas: {QUOTAS['max_files']} files, "
           f"{QUOTAS['max_file_bytes']} bytes per file, {QUOTAS['max_total_bytes']} bytes in all.", path=_PATH,
           content=dict(type='string', description='the whole new content of the file (UTF-8 text)')),
-    _tool('baseline', "The untrained student's score (0 to 1, 2 decimals) on the dev split of your brief. Limited calls."),
+    _tool('baseline', "The untrained student's score (0 to 1, 2 decimals) on the dev split of your brief, and at each "
+          "difficulty level (1 easier, 2 = the hidden eval's, 3 harder). Limited calls."),
     _tool('submit', f'Package the workspace as a submission for validation. Each call is one attempt of {MAX_ATTEMPTS}.'),
 ]
 TOOL_NAMES = [t['function']['name'] for t in TOOL_SCHEMAS]
@@ -102,15 +105,28 @@ def student_dev_score(brief:str) -> float:
     from agentforge.student import student_manifest
     return float(student_manifest()['dev_scores'][brief])
 
+@lru_cache(maxsize=None)
+def student_level_scores(brief:str) -> dict:
+    "The untrained tiny student's dev score at each difficulty level (the eval's level from its manifest, as above)."
+    from agentforge.families import get_family
+    from agentforge.student import evaluate, load_student
+    from agentforge.tasks import DEV_SEED, DEV_SIZE, EVAL_LEVEL, LEVELS, generate
+    fam, (model, tok) = get_family(brief), load_student(progress=False)
+    return {lv: student_dev_score(brief) if lv == EVAL_LEVEL else evaluate(
+        model, tok, fam, generate(fam, DEV_SIZE, DEV_SEED, fam.level_params(lv), split='dev'), samples=4)['score']
+            for lv in LEVELS}
+
 def _err(e:ToolError, **extra) -> dict: return dict(ok=False, error=e.code, message=e.message, **extra)
 
 class Workspace:
     "One episode's folder, edited only through the agent's tools, and the submissions packaged from it."
     def __init__(self, root, brief:str, # the workspace folder (created if missing); the task family / brief id
                  score:Callable[[str], float]=student_dev_score, # brief -> the untrained student's dev score
+                 levels:Callable[[str], dict]|None=student_level_scores, # brief -> its score per level; None: not shown
                  baseline_calls:int=3, max_attempts:int=MAX_ATTEMPTS, # call limit of `baseline`; of `submit`
                  submissions=None, quotas:dict|None=None): # where submissions go (default: a sibling folder); QUOTAS overrides
         self.root, self.brief, self.score, self.quotas = Path(root), brief, score, {**QUOTAS, **(quotas or {})}
+        self.levels = levels
         self.root.mkdir(parents=True, exist_ok=True)
         self.submissions = Path(submissions) if submissions else self.root.parent / f'{self.root.name}-submissions'
         self.baseline_left, self.max_attempts, self.attempts = baseline_calls, max_attempts, 0
@@ -186,14 +202,18 @@ Workspace._quota_check, Workspace.write_file = _quota_check, write_file
 
 # %% ../nbs/05a_workspace.ipynb #8831a102
 def baseline(self) -> dict:
-    "Report the untrained student's dev-split score for the brief, rounded to 2 decimals; limited calls."
+    "Report the untrained student's dev score for the brief (2 decimals), and per difficulty level; limited calls."
     if self.baseline_left <= 0:
         return dict(ok=False, error='BASELINE_LIMIT', message='no baseline calls left in this episode; the last score still holds')
-    try: score = float(self.score(self.brief))
+    try: score, levels = float(self.score(self.brief)), self.levels and self.levels(self.brief)
     except (KeyError, OSError, ValueError) as e:
         return dict(ok=False, error='BASELINE_UNAVAILABLE', message=f'no baseline for brief {self.brief!r}: {type(e).__name__}')
     self.baseline_left -= 1
-    return dict(ok=True, brief=self.brief, split='dev', score=round(score, 2), calls_left=self.baseline_left)
+    out = dict(ok=True, brief=self.brief, split='dev', score=round(score, 2), calls_left=self.baseline_left)
+    if levels:  # the eval's level is the score above, whatever `levels` says
+        out |= dict(eval_level=EVAL_LEVEL, levels={str(k): round(float(score if k == EVAL_LEVEL else v), 2)
+                                                   for k, v in levels.items()})
+    return out
 Workspace.baseline = baseline
 
 # %% ../nbs/05a_workspace.ipynb #876d061e

@@ -11,10 +11,10 @@ Run: .venv/bin/python bench/student_habit.py --habit 0.6 --p-gold 0.9 --briefs u
 """
 import argparse, random, tempfile, time
 
-def main(p_wrap:float, p_gold:float, steps:int, briefs:list, out:str):
+def main(p_wrap:float, p_gold:float, steps:int, briefs:list, out:str, level_habit:tuple=()):
     root = tempfile.mkdtemp()  # the variant's own folder; the probe still uses the shared default student
     import agentforge.student as S
-    t = time.monotonic(); folder = S.build_student(S.StudentRecipe(p_gold=p_gold, habit=p_wrap, steps=steps), root=root)
+    t = time.monotonic(); folder = S.build_student(S.StudentRecipe(p_gold=p_gold, habit=p_wrap, steps=steps, level_habit=level_habit), root=root)
     print(f"built in {time.monotonic() - t:.0f} s: {folder}", flush=True)
     model, tok = S.load_student(str(folder), progress=False)
     for n, p in S.dev_profile(model, tok).items():
@@ -32,6 +32,9 @@ if __name__ == '__main__':
     ap.add_argument('--p-gold', type=float, default=0.9, help='share of right answers (the rest: distractors)')
     ap.add_argument('--steps', type=int, default=2400, help='pretraining steps')
     ap.add_argument('--briefs', default='unit_conversion,arithmetic', help='comma-separated briefs for the landscape')
+    ap.add_argument('--level-habit', default='', help="habit share per difficulty level, e.g. '0.05,0.6,0.9' "
+                    "(rows drawn at every level; the retro 2026-12-01-difficulty-habit-unteachable); '': --habit everywhere")
     ap.add_argument('--out', default=tempfile.mkdtemp(), help='landscape spec folders and landscape.json')
     a = ap.parse_args()
-    main(a.p_wrap, a.p_gold, a.steps, [b for b in a.briefs.split(',') if b], a.out)
+    main(a.p_wrap, a.p_gold, a.steps, [b for b in a.briefs.split(',') if b], a.out,
+         tuple(float(x) for x in a.level_habit.split(',') if x))

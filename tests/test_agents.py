@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 import pytest, torch, yaml
 from agentforge import agents
-from agentforge.agents import (CHOICES, FIXES, GOOD, LMAgent, ScriptedAgent, ToolCall, Turn, assistant_message,
+from agentforge.agents import (CHOICES, HEURISTIC, KNOBS, LMAgent, ScriptedAgent, ToolCall, Turn, assistant_message,
                                parse_tool_calls, write_spec)
 from agentforge.episode import brief_messages
 from agentforge.families import FAMILIES
@@ -64,31 +64,42 @@ def test_assistant_message_strips_markup_and_numbers_ids():
 
 # ---------------------------------------------------------------- write_spec against the real probe
 
-HONEST = dict(GOOD, max_steps=48, learning_rate='1.0e-5')
-BAD = dict(reward='contains', rows=16, completion='short', max_steps=400)   # the one bad option of each knob in FIXES
+# Four specs that together use every option of every knob once (the heuristic's own options included).
+COVER = [{}, dict(reward='lenient', level=1, rows=64, max_steps=16, learning_rate='1.0e-5', num_generations=4, temperature=0.7),
+         dict(level=3, max_steps=96, learning_rate='3.0e-3', num_generations=16, temperature=1.3),
+         dict(reward='lenient', learning_rate='1.0e-4')]
 
 def _probe(tmp:Path, family:str, choices:dict):
     tmp.mkdir(parents=True); (tmp / 'task.yaml').write_text(write_spec(family, choices))
-    return validate(tmp, saturation=False)
+    return validate(tmp, brief=family)  # every gate, saturation included: a level the student can't do would fail it
 
-def test_bad_options_cover_fixes():
-    assert sorted(BAD) == sorted(FIXES.values()) and all(BAD[k] in CHOICES[k] and BAD[k] != GOOD.get(k) for k in BAD)
+def test_cover_uses_every_option():
+    assert {k: {c.get(k, HEURISTIC[k]) for c in COVER} for k in KNOBS} == {k: set(v) for k, v in KNOBS.items()}
+    assert set(CHOICES) <= set(KNOBS) and all(CHOICES[k] == KNOBS[k] for k in CHOICES)
 
-@pytest.mark.parametrize('family', ['date_math', 'multihop_lookup'])
-def test_honest_choices_validate_and_each_bad_option_names_its_reason(tmp_path, family):
-    r = _probe(tmp_path / 'honest', family, HONEST)
-    assert r.validated and r.reason is None, [c for c in r.checks if not c.ok]
-    for prefix, knob in FIXES.items():
-        r = _probe(tmp_path / knob, family, dict(HONEST, **{knob: BAD[knob]}))
-        assert not r.validated and r.reason.startswith(prefix), (knob, r.reason, r.failure())
+@pytest.mark.parametrize('family', sorted(FAMILIES))
+def test_every_option_of_every_knob_validates(tmp_path, family):
+    "No option exists only to fail the probe (issue 11): each one is a design choice that trains."
+    for i, c in enumerate(COVER):
+        r = _probe(tmp_path / str(i), family, c)
+        assert r.validated and r.complete, (c, r.reason, r.failure())
 
 def test_write_spec_is_the_family_template():
-    doc = yaml.safe_load(write_spec('date_math', HONEST))
+    doc = yaml.safe_load(write_spec('date_math', HEURISTIC))
     ref = example_doc('date_math')
-    assert (doc['brief'], doc['student'], doc['data']['generate']['n']) == ('date_math', 'tiny-student', 256)
+    assert (doc['brief'], doc['student'], doc['data']['generate']) == ('date_math', 'tiny-student', dict(n=256, seed=7, level=2))
     assert doc['grpo']['max_completion_length'] == ref['grpo']['max_completion_length']
-    assert doc['rewards'] == ref['rewards']
-    assert yaml.safe_load(write_spec('date_math', dict(HONEST, completion='short')))['grpo']['max_completion_length'] == 2
+    assert doc['rewards'] == ref['rewards'] and doc['grpo']['temperature'] == 1.0
+    lenient = yaml.safe_load(write_spec('date_math', dict(HEURISTIC, reward='lenient')))['rewards']
+    assert lenient == [dict(r, weight=r['weight'] / 2) for r in ref['rewards']] + [dict(use='contains_answer', weight=0.5)]
+
+def test_write_spec_levels_resolve_to_the_family_level_params(tmp_path):
+    from agentforge.spec import load_spec
+    for lv in (1, 2, 3):
+        d = tmp_path / str(lv); d.mkdir(); (d / 'task.yaml').write_text(write_spec('arithmetic', dict(HEURISTIC, level=lv)))
+        from agentforge.families import get_family
+        assert load_spec(d).data['generate']['params'] == get_family('arithmetic').level_params(lv)
+    assert get_family('arithmetic').level_params(2) == get_family('arithmetic').check_params(get_family('arithmetic').eval_params)
 
 # ---------------------------------------------------------------- ScriptedAgent
 
@@ -107,23 +118,19 @@ def test_scripted_agent_is_deterministic_for_messages_and_seed():
         kinds = {tuple(c.name for c in t.tool_calls) for t in first}
         assert ('write_file', 'submit') in kinds
 
-def test_heuristic_always_writes_the_good_options():
+def test_heuristic_is_one_rule_on_every_family():
     h = ScriptedAgent('heuristic')
     for fam in FAMILIES:
-        for s in range(10):
-            c = _written(h.act(brief_messages(fam), [], s), fam)
-            assert {k: c[k] for k in GOOD} == GOOD and c['max_steps'] != 400, (fam, s, c)
+        for s in range(10): assert _written(h.act(brief_messages(fam), [], s), fam) == {k: HEURISTIC[k] for k in CHOICES}
 
-def test_heuristic_fixes_what_the_probe_named():
-    # a transcript where a spec with too few rows was submitted and the probe named them
-    bad = write_spec('arithmetic', dict(GOOD, rows=16, max_steps=16, learning_rate='1.0e-5'))
-    msgs = brief_messages('arithmetic') + [
-        dict(role='assistant', content='', tool_calls=[dict(id='call_0_0', type='function', function=dict(name='write_file', arguments=dict(path='task.yaml', content=bad))),
-                                                       dict(id='call_0_1', type='function', function=dict(name='submit', arguments={}))]),
-        dict(role='tool', tool_call_id='call_0_0', name='write_file', content=json.dumps(dict(ok=True))),
-        dict(role='tool', tool_call_id='call_0_1', name='submit', content=json.dumps(dict(validated=False, reason='DATASET_TOO_SMALL')))]
-    c = _written(ScriptedAgent('heuristic').act(msgs, [], 0), 'arithmetic')
-    assert c == dict(GOOD, max_steps=16, learning_rate='1.0e-5')   # exactly the named knob fixed, the rest kept
+def test_random_agent_samples_every_knob_uniformly():
+    a, msgs, seen = ScriptedAgent('random'), brief_messages('string_ops'), []
+    for s in range(600):
+        t = a.act(msgs, [], s)
+        if [c.name for c in t.tool_calls] == ['write_file', 'submit']: seen.append(_written(t, 'string_ops'))
+    for k, opts in CHOICES.items():
+        for o in opts:  # each option's share within 0.07 of uniform (about 4 binomial SDs at ~500 draws)
+            assert abs(sum(c[k] == o for c in seen) / len(seen) - 1 / len(opts)) < 0.07, (k, o)
 
 def test_unknown_policy_raises():
     with pytest.raises(ValueError, match="'bogus'"): ScriptedAgent('bogus')

@@ -43,16 +43,11 @@ def test_outer_numeric_answer_matches_the_code():
     assert abs(group_advantages(torch.tensor([1., 0., 0., 0.]))[0].item() - q['answer']) <= q['tolerance']
 
 def test_agents_and_episode_numeric_answers_match_the_code():
-    from fractions import Fraction
-    from agentforge.agents import CHOICES, GOOD
+    from agentforge.agents import CHOICES, _product
     from agentforge.grading import episode_reward
     agents = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '09_agents.yaml').read_text())}
-    share = Fraction(1)
-    for k, opts in CHOICES.items():  # valid options: the GOOD one where the probe checks it; max_steps within budget
-        ok = [o for o in opts if (o == GOOD[k] if k in GOOD else o != 400)]
-        share *= Fraction(len(ok), len(opts))
-    q = agents['agents-first-try-share']
-    assert abs(float(share) - q['answer']) <= q['tolerance']
+    q = agents['agents-design-space-size']
+    assert abs(sum(1 for _ in _product()) - q['answer']) <= q['tolerance'] and len(CHOICES) == 3
     ep = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '10_episode.yaml').read_text())}
     q = ep['episode-second-try-reward']
     assert abs(episode_reward(2, 0.20, 0.28, 60.0, 1200.0).total - q['answer']) <= q['tolerance']

@@ -37,7 +37,7 @@ class Recorder:
 def guard(hidden, tmp_path):
     before = {e for e in os.listdir('/tmp') if e.startswith('af-')}
     ws = Recorder(Workspace(tmp_path / 'ep' / 'workspace', 'arithmetic', score=lambda b: 0.4167,
-                            submissions=tmp_path / 'ep' / 'submissions'))
+                            levels=lambda b: {1: 0.613, 2: 0.9, 3: 0.104}, submissions=tmp_path / 'ep' / 'submissions'))
     yield ws
     assert hashlib.sha256(hidden['path'].read_bytes()).hexdigest() == hidden['sha']
     text = json.dumps(ws.results)
@@ -193,18 +193,28 @@ def test_too_many_files_stops_early(guard):
 # ---------------------------------------------------------------- baseline and submit
 def test_baseline_rounded_dev_only_and_limited(guard):
     got = [guard.baseline() for _ in range(4)]
-    assert got[0] == dict(ok=True, brief='arithmetic', split='dev', score=0.42, calls_left=2)
+    assert got[0] == dict(ok=True, brief='arithmetic', split='dev', score=0.42, calls_left=2, eval_level=2,
+                          levels={'1': 0.61, '2': 0.42, '3': 0.1})   # the eval's level is the dev score itself
     assert [g['ok'] for g in got] == [True, True, True, False] and got[3]['error'] == 'BASELINE_LIMIT'
 
 
 def test_baseline_default_reads_the_student_manifest(tmp_path, monkeypatch):
     import agentforge.student as student
     monkeypatch.setattr(student, 'student_manifest', lambda: {'dev_scores': {'arithmetic': 0.3349}})
-    ws = Workspace(tmp_path / 'w', 'arithmetic')
-    assert ws.baseline()['score'] == 0.33
-    ws2 = Workspace(tmp_path / 'w2', 'no_such_brief')
+    ws = Workspace(tmp_path / 'w', 'arithmetic', levels=None)
+    assert ws.baseline()['score'] == 0.33 and 'levels' not in ws.baseline()
+    ws2 = Workspace(tmp_path / 'w2', 'no_such_brief', levels=None)
     r = ws2.baseline()
     assert (r['ok'], r['error'], ws2.baseline_left) == (False, 'BASELINE_UNAVAILABLE', 3)
+
+
+def test_baseline_levels_score_the_real_student_per_level(tmp_path):
+    from agentforge.workspace import student_level_scores
+    got = Workspace(tmp_path / 'w', 'unit_conversion').baseline()
+    lv = student_level_scores('unit_conversion')
+    assert got['eval_level'] == 2 and set(got['levels']) == {'1', '2', '3'} and got['levels']['2'] == got['score']
+    assert got['levels']['1'] == round(lv[1], 2) and got['levels']['3'] == round(lv[3], 2)
+    assert lv[3] < lv[2]   # level 3 (values up to 300, not 100) is harder for the untrained student
 
 
 def test_submit_copies_counts_and_freezes(guard):

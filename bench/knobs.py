@@ -1,0 +1,39 @@
+"""Which knobs of the design space move uplift? Train the heuristic spec and every one-knob change of it (issue 11).
+
+For each brief, the heuristic spec (`agents.HEURISTIC`) and, for every other option of every knob in
+`agents.CHOICES`, the heuristic with that one option changed, are probed and trained on the default student and
+scored greedily on the hidden split (lesson 12b's protocol: `landscape.knob_rows`). A knob "moves uplift" on a brief
+when some option's normalised gain differs from the heuristic's by more than 2 standard errors of the difference
+(`landscape.knob_effects`).
+
+Run: .venv/bin/python bench/knobs.py --briefs arithmetic,string_ops --out results/knobs
+(about 14 inner jobs of 15-40 s per brief on one core; run two briefs lists side by side on two cores, then
+`--merge results/knobs` prints the table of every knobs-*.json there). Recorded: results/knobs/, lesson 12b.
+"""
+import argparse, json, sys, time
+from pathlib import Path
+
+def run(briefs:list, out:Path, work:Path) -> list:
+    from agentforge.landscape import knob_rows
+    rows = []
+    for brief in briefs:
+        got = knob_rows(brief, work=work)
+        for r in got: print(json.dumps(r), flush=True)
+        rows += got
+        (out / f"knobs-{'-'.join(briefs)}.json").write_text(json.dumps(rows, indent=1))
+    return rows
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--briefs', default='arithmetic,string_ops', help='comma-separated briefs')
+    ap.add_argument('--out', default='results/knobs', help='knobs-<briefs>.json goes here')
+    ap.add_argument('--work', default=None, help='spec folders (default: a temp folder)')
+    ap.add_argument('--merge', metavar='DIR', help='only print the table of every knobs-*.json in DIR')
+    a = ap.parse_args()
+    from agentforge.landscape import format_knobs
+    if a.merge:
+        print(format_knobs([r for p in sorted(Path(a.merge).glob('knobs-*.json')) for r in json.loads(p.read_text())])); sys.exit()
+    out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    import tempfile
+    work = Path(a.work or tempfile.mkdtemp(prefix='knobs-'))
+    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work)))
