@@ -63,6 +63,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/student.py
 	$(BIN)/python bench/inner.py
 	$(BIN)/python bench/pool.py
+	$(BIN)/python bench/rollout.py
 
 clean-venv:
 	rm -rf $(VENV)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent', 'parse_tool_calls',
-           'assistant_message', 'write_spec', 'ScriptedAgent', 'act', 'LMAgent', 'sample', 'lm_act', 'TinyAgent',
-           'HFAgent']
+           'assistant_message', 'write_spec', 'ScriptedAgent', 'act', 'LMAgent', 'sample', 'lm_act', 'sample_batch',
+           'lm_act_batch', 'TinyAgent', 'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
 @dataclass
@@ -37,6 +37,13 @@ class Agent:
     "The interface of every policy: given the conversation so far and the tools, produce the next assistant turn."
     name = 'agent'
     def act(self, messages:list, tools:list, seed:int) -> Turn: raise NotImplementedError
+    def act_batch(self, conversations:list, tools:list, seeds:list) -> list:
+        "One turn for each of several conversations; a policy that can batch overrides this. An error is returned, not raised."
+        out = []
+        for messages, seed in zip(conversations, seeds, strict=True):
+            try: out.append(self.act(messages, tools, seed))
+            except Exception as e: out.append(e)
+        return out
 
 # %% ../nbs/09_agents.ipynb #8661da67
 _CALL = re.compile(r'<tool_call>\s*(.*?)\s*</tool_call>', re.S)
@@ -70,7 +77,7 @@ KNOBS = dict(reward=('strict', 'lenient'), level=(1, 2, 3), rows=(64, 256), max_
              temperature=(0.7, 1.0, 1.3))  # the design space: every option validates on every family (tests/test_agents.py)
 HEURISTIC = dict(reward='strict', level=2, rows=256, max_steps=48, learning_rate='3.0e-4', num_generations=8,
                  temperature=1.0)  # a practitioner's one rule, the same on every family: train at the eval's level
-CHOICES = {k: KNOBS[k] for k in ('level', 'max_steps', 'learning_rate')}  # what the scripted agents vary (see below)
+CHOICES = dict(level=KNOBS['level'], max_steps=(16, 48), learning_rate=KNOBS['learning_rate'])  # what scripted agents vary
 
 @lru_cache(maxsize=None)
 def _rewards(family:str, kind:str) -> str:
@@ -190,6 +197,50 @@ def lm_act(self, messages:list, tools:list, seed:int) -> Turn:
     calls, err = parse_tool_calls(text)
     return Turn(text, calls, len(ids), err, prompt, ids, lps)
 LMAgent.act = lm_act
+
+# %% ../nbs/09_agents.ipynb #45c0d765
+@torch.no_grad()
+def sample_batch(self, prompts:list, seeds:list) -> list:
+    "Sample a completion after each of `prompts` in one left-padded batch with a KV cache: `[(ids, logprobs)]`."
+    m, B, eos, dev = self.model, len(prompts), self.tok.eos_token_id, self.device
+    pad = eos if self.tok.pad_token_id is None else self.tok.pad_token_id
+    gens = [torch.Generator().manual_seed(s) for s in seeds]
+    room = [max(0, min(self.max_new_tokens, self.max_context - len(p))) for p in prompts]
+    L = max(map(len, prompts))
+    ids_BL, att_BL = torch.full((B, L), pad, dtype=torch.long), torch.zeros(B, L, dtype=torch.long)
+    for i, p in enumerate(prompts): ids_BL[i, L - len(p):], att_BL[i, L - len(p):] = torch.tensor(p), 1
+    pos_BL = (att_BL.cumsum(-1) - 1).clamp(min=0)  # each row's positions start at 0 after its padding
+    was_training = m.training; m.eval()
+    out = m(input_ids=ids_BL.to(dev), attention_mask=att_BL.to(dev), position_ids=pos_BL.to(dev), use_cache=True)
+    res, done, next_B = [([], []) for _ in prompts], [r == 0 for r in room], pos_BL[:, -1] + 1
+    while not all(done):
+        logp_BV, toks = torch.log_softmax(out.logits[:, -1].float().cpu() / self.temperature, -1), []
+        for i in range(B):
+            if done[i]: toks.append(pad); continue
+            t = int(torch.multinomial(logp_BV[i].exp(), 1, generator=gens[i]))
+            res[i][0].append(t); res[i][1].append(float(logp_BV[i, t]))
+            done[i] = t == eos or len(res[i][0]) >= room[i]
+            toks.append(t)
+        if all(done): break
+        att_BL = torch.cat([att_BL, torch.ones(B, 1, dtype=torch.long)], 1)
+        out = m(input_ids=torch.tensor(toks, device=dev)[:, None], attention_mask=att_BL.to(dev),
+                position_ids=next_B[:, None].to(dev), past_key_values=out.past_key_values, use_cache=True)
+        next_B = next_B + 1
+    m.train(was_training)
+    return res
+
+def lm_act_batch(self, conversations:list, tools:list, seeds:list) -> list:
+    "`act` for several conversations at once: one batched sampling pass; a prompt that no longer fits gets its error turn."
+    prompts = [self.render(msgs, tools) for msgs in conversations]
+    fits = [i for i, p in enumerate(prompts) if len(p) < self.max_context]
+    out = [Turn('', [], 0, f'the conversation ({len(p)} tokens) no longer fits the {self.max_context}-token context')
+           for p in prompts]
+    for i, (ids, lps) in zip(fits, self.sample_batch([prompts[i] for i in fits], [seeds[i] for i in fits]) if fits else []):
+        text = self.tok.decode(ids, skip_special_tokens=False).removesuffix(self.tok.eos_token)
+        calls, err = parse_tool_calls(text)
+        out[i] = Turn(text, calls, len(ids), err, prompts[i], ids, lps)
+    return out
+LMAgent.sample_batch, LMAgent.act_batch = sample_batch, lm_act_batch
 
 # %% ../nbs/09_agents.ipynb #77ab5223
 AGENT_LORA = dict(r=8, alpha=32)

@@ -18,7 +18,7 @@ from .warm import INNER
 from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
-__all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeRecord', 'ProbeUnavailable', 'play',
+__all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeRecord', 'ProbeUnavailable', 'play', 'play_all',
            'InnerJobsFailed', 'train_and_grade', 'job_stats', 'check_jobs', 'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
@@ -94,11 +94,9 @@ def _run_call(ws, brief, rec, call, n, k, hidden_root, saturation) -> dict:
 # %% ../nbs/10_episode.ipynb #8aba5125
 def _turn_seed(seed:int, n:int) -> int: return int.from_bytes(hashlib.sha256(f'{seed}:{n}'.encode()).digest()[:4], 'little')
 
-def _one_turn(agent, ws, rec, budgets, hidden_root, saturation=True) -> str|None:
-    "Play one assistant turn; return why the episode ended, or None to go on."
+def _apply_turn(turn:Turn, ws, rec, budgets, hidden_root, saturation=True) -> str|None:
+    "Record `turn`, answer its calls (submit goes through the probe); return why the episode ended, or None."
     n = len(rec.turns)
-    t = time.monotonic(); turn = agent.act(rec.messages, TOOL_SCHEMAS, _turn_seed(rec.seed, n))
-    rec.seconds['agent'] += time.monotonic() - t
     rec.turns.append(asdict(turn)); rec.tokens += turn.tokens
     rec.messages.append(assistant_message(turn, n))
     if not turn.tool_calls and not turn.error: return 'no_submit'
@@ -123,17 +121,35 @@ def play(agent:Agent, brief:str, seed:int, # the policy; the brief id; the episo
          budgets:Budgets=Budgets(), step:int|None=None, hidden_root=None, student:str='tiny-student',
          saturation:bool=True) -> EpisodeRecord: # False skips the probe's saturation gate (it needs the student)
     "Phase 1: run the agent against its workspace and the probe until it validates, stops, or a budget runs out."
-    d = Path(episode_dir); eid = d.name
-    rec = EpisodeRecord(eid, brief, getattr(agent, 'name', type(agent).__name__), seed, step, messages=brief_messages(brief, student))
-    ws = Workspace(d / 'workspace', brief, submissions=d / 'submissions', max_attempts=budgets.max_attempts)
-    try:
-        while not (ended := _one_turn(agent, ws, rec, budgets, hidden_root, saturation)): pass
-        rec.ended = ended
-    except Exception as e:
-        rec.ended = 'infra_error' if isinstance(e, ProbeUnavailable) else 'agent_error'
-        rec.error = f'{type(e).__name__}: {e}'[:2000]
-    rec.attempts = ws.attempts  # the one counter
-    return rec
+    return play_all(agent, [(brief, seed, episode_dir)], budgets, step, hidden_root, student, saturation)[0]
+
+def play_all(agent:Agent, episodes:list, # [(brief, seed, episode_dir)]
+             budgets:Budgets=Budgets(), step:int|None=None, hidden_root=None, student:str='tiny-student',
+             saturation:bool=True) -> list: # [EpisodeRecord], in the order of `episodes`
+    "`play` for many episodes in lockstep: each round, one `act_batch` over the episodes still going, then their tools."
+    eps = []
+    for brief, seed, d in episodes:
+        rec = EpisodeRecord(Path(d).name, brief, getattr(agent, 'name', type(agent).__name__), seed, step,
+                            messages=brief_messages(brief, student))
+        eps.append((rec, Workspace(Path(d) / 'workspace', brief, submissions=Path(d) / 'submissions',
+                                   max_attempts=budgets.max_attempts)))
+    live = list(eps)
+    while live:
+        t = time.monotonic()
+        try: turns = agent.act_batch([r.messages for r, _ in live], TOOL_SCHEMAS, [_turn_seed(r.seed, len(r.turns)) for r, _ in live])
+        except Exception as e: turns = [e] * len(live)  # the batch itself failed: every episode in it is an agent error
+        share = (time.monotonic() - t) / len(live)  # each episode's part of the batch's time
+        for (rec, ws), turn in zip(live, turns, strict=True):
+            rec.seconds['agent'] += share
+            try:
+                if isinstance(turn, Exception): raise turn
+                rec.ended = _apply_turn(turn, ws, rec, budgets, hidden_root, saturation) or ''
+            except Exception as e:
+                rec.ended = 'infra_error' if isinstance(e, ProbeUnavailable) else 'agent_error'
+                rec.error = f'{type(e).__name__}: {e}'[:2000]
+        live = [(r, w) for r, w in live if not r.ended]
+    for rec, ws in eps: rec.attempts = ws.attempts  # the one counter
+    return [rec for rec, _ in eps]
 
 # %% ../nbs/10_episode.ipynb #7fab16db
 def _grade_no_train(rec:EpisodeRecord, weights) -> EpisodeRecord:
@@ -219,11 +235,12 @@ def run_episodes(agent:Agent, jobs:list, # [(brief, seed)]
                  student:str='tiny-student', samples:int=SAMPLES, slots:int=2, hidden_root=None, tag:str='',
                  saturation:bool=True, max_dead_share:float=MAX_DEAD_SHARE) -> list:
     "Play, train and grade one episode per `(brief, seed)`; save each record; stop (InnerJobsFailed) if many jobs died."
-    run_dir, hidden_root, records = absolute(run_dir), absolute(hidden_root), []
+    run_dir, hidden_root, episodes = absolute(run_dir), absolute(hidden_root), []
     for i, (brief, seed) in enumerate(jobs):
         eid = f"{tag or agent_tag(agent)}-{'' if step is None else f's{step:03d}-'}{i:02d}-{brief}-{seed}"
         shutil.rmtree(run_dir / 'work' / eid, ignore_errors=True)  # a rerun of a killed step starts the episode afresh
-        records.append(play(agent, brief, seed, run_dir / 'work' / eid, budgets, step, hidden_root, student, saturation))
+        episodes.append((brief, seed, run_dir / 'work' / eid))
+    records = play_all(agent, episodes, budgets, step, hidden_root, student, saturation)  # batched turns
     train_and_grade(records, run_dir, pool_root, weights, student, samples, 0, slots, hidden_root)
     for r in records: r.save(run_dir / 'episodes')
     check_jobs(records, f"step {step}" if step is not None else f"{tag or agent_tag(agent)}'s episodes", max_dead_share)

@@ -9,14 +9,16 @@ from __future__ import annotations
 import dataclasses, hashlib, json, math, os, random, shutil, sys, time
 from pathlib import Path
 import torch
-from .episode import job_stats
+from .agents import CHOICES, ToolCall, Turn, assistant_message, write_spec
+from .episode import brief_messages, job_stats
+from .workspace import TOOL_SCHEMAS
 from .families import FAMILIES
 from .pool import ResumeMismatch, latest_checkpoint, save_checkpoint
 
 # %% auto #0
 __all__ = ['group_advantages', 'Sample', 'samples_from', 'collate', 'token_logprobs', 'pg_loss', 'token_weights', 'OuterConfig',
            'jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state', 'load_state', 'metrics_row',
-           'read_metrics', 'progress_text', 'train']
+           'read_metrics', 'policy_probe', 'progress_text', 'train']
 
 # %% ../nbs/11_outer.ipynb #42291f91
 def group_advantages(rewards_G:torch.Tensor, # (..., G) rewards of one group on its last dimension
@@ -137,6 +139,7 @@ class OuterConfig:
     micro_batch:int=4 # samples (LM turns) per forward/backward
     max_grad_norm:float=1.0 # global gradient-norm clip
     adv_scale:str='std' # 'std' (GRPO) or 'none' (Dr. GRPO)
+    epochs:int=2 # optimizer steps over the same samples (PPO epochs): after the first, the clip has something to clip
     loss_agg:str='episode' # 'episode': each episode weighs the same, spread over its tokens; 'token': every token the same
     seed:int=0 # drives the briefs and episode seeds of every step
     families:tuple=tuple(FAMILIES) # brief ids to draw from
@@ -147,7 +150,8 @@ class OuterConfig:
         if self.adv_scale not in ('std', 'none'): raise ValueError(f"adv_scale is 'std' or 'none', got {self.adv_scale!r}")
         if self.loss_agg not in ('episode', 'token'): raise ValueError(f"loss_agg is 'episode' or 'token', got {self.loss_agg!r}")
         if bad := [f for f in self.families if f not in FAMILIES]: raise ValueError(f'unknown brief ids {bad}; known: {list(FAMILIES)}')
-        if not self.families or self.briefs_per_step < 1 or self.micro_batch < 1: raise ValueError(f'empty run: {self}')
+        if not self.families or self.briefs_per_step < 1 or self.micro_batch < 1 or self.epochs < 1:
+            raise ValueError(f'empty run: {self}')
     def to_json(self) -> dict: return {**dataclasses.asdict(self), 'families': list(self.families)}  # OuterConfig(**d) reads it back
     def hash(self) -> str:
         "sha256 of every field but `steps`: what must match for a checkpoint to be resumed."
@@ -172,31 +176,35 @@ def make_optimizer(agent, cfg:OuterConfig) -> torch.optim.Optimizer:
 def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temperature
            groups:list, # [[record, ...], ...] one list per group
            cfg:OuterConfig, optimizer:torch.optim.Optimizer) -> dict:
-    "One GRPO step on the adapter: samples, micro-batched forward/backward normalised by the step's tokens, clip, step."
+    "GRPO on the adapter: samples, then `cfg.epochs` micro-batched passes (loss normalised by the step's tokens), each one step."
     t0, model, samples = time.monotonic(), agent.model, samples_from(groups, cfg.adv_scale)
     n_tok, temp = sum(len(s.completion_ids) for s in samples), getattr(agent, 'temperature', None) or 1.0
     out = dict(skipped=not samples, samples=len(samples), tokens=n_tok, loss=None, grad_norm=None, kl=None, clip_frac=None)
     if not samples: return {**out, 'seconds_update': time.monotonic() - t0}
-    dev, params, tot = next(model.parameters()).device, [p for p in model.parameters() if p.requires_grad], {}
+    dev, params = next(model.parameters()).device, [p for p in model.parameters() if p.requires_grad]
     w_S = token_weights(samples, cfg.loss_agg)
+    batches = [{k: v.to(dev) for k, v in collate(samples[i:i + cfg.micro_batch], agent.tok.pad_token_id).items()}
+               for i in range(0, len(samples), cfg.micro_batch)]
+    for epoch in range(cfg.epochs):  # epoch 0: ratio 1 everywhere; later epochs see the moved policy, and the clip acts
+        tot = {}
+        optimizer.zero_grad(set_to_none=True)
+        for i, b in zip(range(0, len(samples), cfg.micro_batch), batches):
+            ref = None
+            if cfg.beta:
+                with torch.no_grad(), model.disable_adapter(): ref = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
+            logp = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
+            wt_BT = b['loss_mask_BT'] * torch.tensor(w_S[i:i + cfg.micro_batch], device=dev)[:, None]  # sums to 1 over the step
+            loss, st = pg_loss(logp, b['old_logp_BT'], b['adv_B'], b['loss_mask_BT'], cfg.clip_eps, ref, cfg.beta, wt_BT)
+            loss.backward()
+            for k in ('loss', 'kl'):
+                if k in st: tot[k] = tot.get(k, 0.0) + st[k]
+            tot['clip_frac'] = tot.get('clip_frac', 0.0) + st['clip_frac'] * st['tokens'] / n_tok
+        gn = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
+        if not math.isfinite(gn):  # stepping would poison the adapter
+            out.update(skipped=True, error='non-finite gradient norm'); gn = None; break
+        optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    for i in range(0, len(samples), cfg.micro_batch):
-        b = {k: v.to(dev) for k, v in collate(samples[i:i + cfg.micro_batch], agent.tok.pad_token_id).items()}
-        ref = None
-        if cfg.beta:
-            with torch.no_grad(), model.disable_adapter(): ref = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
-        logp = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
-        wt_BT = b['loss_mask_BT'] * torch.tensor(w_S[i:i + cfg.micro_batch], device=dev)[:, None]  # weights sum to 1 over the step
-        loss, st = pg_loss(logp, b['old_logp_BT'], b['adv_B'], b['loss_mask_BT'], cfg.clip_eps, ref, cfg.beta, wt_BT)
-        loss.backward()
-        for k in ('loss', 'kl'):
-            if k in st: tot[k] = tot.get(k, 0.0) + st[k]
-        tot['clip_frac'] = tot.get('clip_frac', 0.0) + st['clip_frac'] * st['tokens'] / n_tok
-    gn = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
-    if math.isfinite(gn): optimizer.step()
-    else: out.update(skipped=True, error='non-finite gradient norm'); gn = None  # stepping would poison the adapter
-    optimizer.zero_grad(set_to_none=True)
-    return {**out, **tot, 'grad_norm': gn, 'seconds_update': time.monotonic() - t0}
+    return {**out, **tot, 'grad_norm': gn, 'epochs': epoch + 1, 'seconds_update': time.monotonic() - t0}
 
 # %% ../nbs/11_outer.ipynb #b768a2e6
 def run_meta(cfg:OuterConfig, agent, extra:dict|None=None) -> dict:
@@ -300,6 +308,36 @@ def _write_rows(path:Path, rows:list, mode:str):
         f.write(''.join(json.dumps(r) + '\n' for r in rows)); f.flush(); os.fsync(f.fileno())
     if tmp != path: os.replace(tmp, path)
 
+# %% ../nbs/11_outer.ipynb #c7e1a0f2
+def _turn_ids(agent, brief:str, choices:dict) -> tuple:
+    "(prompt ids, completion ids) of the turn that writes and submits `write_spec(brief, choices)`, as cloning renders it."
+    msgs = brief_messages(brief)
+    call = ToolCall('write_file', dict(path='task.yaml', content=write_spec(brief, choices)))
+    turn = assistant_message(Turn('', [call, ToolCall('submit', {})], 0), 0)
+    p = agent.tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
+    full = agent.tok.apply_chat_template(msgs + [turn], tokenize=False)
+    prompt = agent.render(msgs, TOOL_SCHEMAS) if hasattr(agent, 'render') else agent.tok(p, add_special_tokens=False)['input_ids']
+    return prompt, agent.tok(full[len(p):].removesuffix('\n'), add_special_tokens=False)['input_ids']
+
+@torch.no_grad()
+def policy_probe(agent, # an LMAgent (.model, .tok, .render, .temperature)
+                 briefs:list, # brief ids to read, the held-out one included
+                 knobs:dict|None=None, # {knob: options}; default agents.CHOICES
+                ) -> dict: # {brief: {knob: {option: probability among the knob's options}}}
+    "Per brief and knob, the probability the policy gives each option (the rest as the heuristic), by teacher forcing."
+    knobs, out, model = knobs or CHOICES, {}, agent.model
+    was_training = model.training; model.eval()
+    for brief in briefs:
+        out[brief] = {}
+        for knob, opts in knobs.items():
+            pairs = [_turn_ids(agent, brief, {knob: o}) for o in opts]
+            b = collate([Sample(p, c, [0.0] * len(c), 0.0, 0) for p, c in pairs], agent.tok.pad_token_id)
+            lp_BT = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], getattr(agent, 'temperature', 1.0))
+            lp_O = (lp_BT * b['loss_mask_BT']).sum(-1)  # log-prob of each option's whole turn
+            out[brief][knob] = {str(o): round(float(p), 4) for o, p in zip(opts, lp_O.softmax(-1))}
+    model.train(was_training)
+    return out
+
 # %% ../nbs/11_outer.ipynb #b66591d5
 def progress_text(row:dict) -> str:
     "The progress line of a step: its mean reward over graded episodes, and what was not graded, said out loud."
@@ -314,6 +352,7 @@ def progress_text(row:dict) -> str:
 def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step) -> [record], in the order of jobs
           progress:bool=True, # a tqdm bar on stderr
           meta:dict|None=None, # extra settings that must match to resume (e.g. reward weights)
+          probe=None, # probe(agent) -> dict, logged as each row's `policy`: the policy that sampled the step
          ) -> list: # every metrics row of the run
     "Run or resume the outer loop up to `cfg.steps`: rollout, group, update, log a metrics row, checkpoint."
     from tqdm.auto import tqdm
@@ -329,7 +368,9 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
             records = list(rollout(agent, jobs, step))
             if len(records) != len(jobs): raise ValueError(f'rollout returned {len(records)} records for {len(jobs)} jobs')
             groups = [records[i:i + cfg.group_size] for i in range(0, len(records), cfg.group_size)]
+            policy = probe(agent) if probe else None  # before the update: the policy these episodes came from
             row = metrics_row(step, groups, update(agent, groups, cfg, opt), time.monotonic() - t0)
+            if probe: row['policy'] = policy
             _write_rows(run_dir / 'metrics.jsonl', [row], 'a')
             save_state(run_dir, step, agent, opt, m); init = None
             bar.update(1); bar.set_postfix_str(progress_text(row))

@@ -18,7 +18,7 @@ from .transfer import _save_png, _write_atomic, plot_transfer, verdict_text
 
 # %% auto #0
 __all__ = ['REFERENCE_PEAK', 'METRIC_COLUMNS', 'TRANSFER_COLUMNS', 'read_metrics', 'reward_components', 'plot_reward',
-           'plot_attempts', 'plot_uplift_by_family', 'md_table', 'summarize', 'write_report']
+           'plot_attempts', 'plot_uplift_by_family', 'plot_policy', 'md_table', 'summarize', 'write_report']
 
 # %% ../nbs/12a_report.ipynb #4a51653a
 def read_metrics(
@@ -112,6 +112,30 @@ def plot_uplift_by_family(
     if not fams: ax.text(0.5, 0.5, 'no uplift recorded', ha='center', va='center', transform=ax.transAxes)
     else: ax.legend(fontsize=7)
     ax.set_xlabel('outer step'); ax.set_ylabel('mean uplift'); ax.grid(alpha=0.3)
+    return _save_png(fig, path)
+
+# %% ../nbs/12a_report.ipynb #7f3067a1
+def plot_policy(
+    rows:Sequence[dict], # metrics rows; those with a `policy` (outer.policy_probe) are plotted
+    path, # where to write the PNG
+)->Path:
+    "Small multiples, one row per brief and one column per knob: each option's probability under the policy, per step."
+    rows = [r for r in rows if r.get('policy')]
+    briefs = list(dict.fromkeys(b for r in rows for b in r['policy']))
+    knobs = list(dict.fromkeys(k for r in rows for b in briefs for k in r['policy'].get(b, {})))
+    fig = Figure(figsize=(2.6 * max(1, len(knobs)), 1.7 * max(1, len(briefs))), layout='constrained')
+    axs = fig.subplots(max(1, len(briefs)), max(1, len(knobs)), squeeze=False, sharex=True, sharey=True)
+    steps = _series(rows, 'step')
+    for i, b in enumerate(briefs):
+        for j, k in enumerate(knobs):
+            ax = axs[i][j]
+            opts = list(dict.fromkeys(o for r in rows for o in r['policy'].get(b, {}).get(k, {})))
+            for o in opts: ax.plot(steps, [_num(r['policy'].get(b, {}).get(k, {}).get(o)) for r in rows], '-', lw=1.2, label=o)
+            ax.set_ylim(0, 1); ax.grid(alpha=0.3)
+            if i == 0: ax.set_title(k, fontsize=8)
+            if j == 0: ax.set_ylabel(b, fontsize=7)
+            if i == len(briefs) - 1: ax.legend(fontsize=6, loc='upper left')
+    if not rows: axs[0][0].text(0.5, 0.5, 'no policy probe recorded', ha='center', va='center', transform=axs[0][0].transAxes)
     return _save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #c4ba6d1d
@@ -239,6 +263,10 @@ def write_report(
     plots = run_dir / 'plots'; w = get_weights(weights)
     plot_reward(rows, plots / 'reward.png', w); plot_attempts(rows, plots / 'attempts.png')
     plot_uplift_by_family(rows, plots / 'uplift_by_family.png')
+    probe = ['## Policy probe', '', 'The probability the policy gave each option of each knob, read by teacher forcing '
+             'before each step\'s update (`outer.policy_probe`: no sampling noise); the other knobs as the heuristic has them.',
+             '', '![policy](plots/policy.png)', ''] if any(r.get('policy') for r in rows) else []
+    if probe: plot_policy(rows, plots / 'policy.png')
     idx = _pick(rows, max_rows)
     note = '' if len(idx) == len(rows) else f' ({len(idx)} of {len(rows)} steps shown, evenly spaced with the peak; all in `metrics.jsonl`)'
     md = head + ['## Summary', '', *summarize(rows), '', '## Reward', '',
@@ -247,6 +275,6 @@ def write_report(
           '![reward](plots/reward.png)', '',
           '## Validation attempts', '',
           '![attempts](plots/attempts.png)', '', '## Uplift by family', '', '![uplift by family](plots/uplift_by_family.png)', '',
-          *_transfer_section(run_dir, plots), '## Metrics' + note, '',
+          *probe, *_transfer_section(run_dir, plots), '## Metrics' + note, '',
           md_table([_with_counts(rows[i]) for i in idx], METRIC_COLUMNS, digits={'seconds': 1}), '']
     return _write_atomic(run_dir / 'report.md', '\n'.join(md))

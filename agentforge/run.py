@@ -12,7 +12,8 @@ import yaml
 from .agents import ScriptedAgent
 from .cloning import CloneRecipe, agent_base_ready, load_tiny_agent
 from .episode import Budgets, InnerJobsFailed, job_stats, run_episodes
-from .outer import OuterConfig, read_metrics, train
+from .families import FAMILIES
+from .outer import OuterConfig, policy_probe, read_metrics, train
 from .report import write_report
 from .student import StudentRecipe, student_ready
 from .tasks import absolute, cache_dir, data_dir
@@ -81,7 +82,8 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, pool_root=out / 'pool', weights=cfg.weights, step=step, slots=cfg.slots)
-    rows = train(agent, cfg.outer_config(), out, rollout, progress=progress, meta=dict(weights=cfg.weights, clone=clone.key()))
+    rows = train(agent, cfg.outer_config(), out, rollout, progress=progress, meta=dict(weights=cfg.weights, clone=clone.key()),
+                 probe=lambda a: policy_probe(a, list(FAMILIES)))  # every family, the held-out one included
     event(out, 'outer_end', steps=len(rows))
     return agent, rows
 

@@ -6,7 +6,7 @@ from dataclasses import asdict
 from pathlib import Path
 import pytest, torch
 from agentforge.agents import Agent, HEURISTIC, LMAgent, ScriptedAgent, ToolCall, Turn, parse_tool_calls, write_spec
-from agentforge.episode import Budgets, EpisodeRecord, play, run_episodes, train_and_grade
+from agentforge.episode import Budgets, EpisodeRecord, play, play_all, run_episodes, train_and_grade
 from agentforge.families import get_family
 from agentforge.grading import episode_reward
 from agentforge.tasks import hidden_split
@@ -63,6 +63,15 @@ class BrokenThenHeuristic(Agent):
         text = '<tool_call>{"name": "submit", "arguments": {</tool_call>'
         calls, err = parse_tool_calls(text)
         return Turn(text, calls, 9, err)
+
+class Corrects(Agent):
+    "Submits a spec with too few rows; after the probe's report names the rows, submits the heuristic spec."
+    name = 'corrects'
+    def act(self, messages, tools, seed):
+        report = [json.loads(m['content']) for m in messages if m['role'] == 'tool' and m['name'] == 'submit']
+        rows = 256 if report and report[-1]['reason'] == 'DATASET_TOO_SMALL' else 16
+        spec = write_spec('date_math', dict(HEURISTIC, rows=rows))
+        return Turn('', [ToolCall('write_file', dict(path='task.yaml', content=spec)), ToolCall('submit', {})], tokens=3)
 
 # ---------------------------------------------------------------- endings and rewards
 
@@ -125,16 +134,33 @@ def test_probe_that_cannot_run_ends_ungraded(tmp_path, platform, monkeypatch):
     train_and_grade([rec], tmp_path / 'run', weights='reference')
     assert (rec.reward, rec.graded, rec.job) == ({}, False, None)
 
-# ---------------------------------------------------------------- a retry that reads the report
+# ---------------------------------------------------------------- lockstep play
 
-class Corrects(Agent):
-    "Submits a spec with too few rows; after the probe's report names the rows, submits the heuristic spec."
-    name = 'corrects'
-    def act(self, messages, tools, seed):
-        report = [json.loads(m['content']) for m in messages if m['role'] == 'tool' and m['name'] == 'submit']
-        rows = 256 if report and report[-1]['reason'] == 'DATASET_TOO_SMALL' else 16
-        spec = write_spec('date_math', dict(HEURISTIC, rows=rows))
-        return Turn('', [ToolCall('write_file', dict(path='task.yaml', content=spec)), ToolCall('submit', {})], tokens=3)
+@pytest.mark.parametrize('agent,brief', [(Crashing(), 'arithmetic'), (Chatty(), 'arithmetic'), (Stubborn(), 'arithmetic'),
+                                         (Corrects(), 'date_math'), (ScriptedAgent('random'), 'string_ops')],
+                         ids=lambda x: getattr(x, 'name', x))
+def test_play_all_plays_each_episode_as_play_would(tmp_path, platform, agent, brief):
+    "Misbehaving, looping, retrying and validating agents: two episodes in lockstep end as each does alone."
+    recs = play_all(agent, [(brief, s, tmp_path / 'all' / str(s)) for s in (0, 1)], hidden_root=platform, saturation=False)
+    alone = [_play(agent, brief, s, tmp_path / 'alone', platform) for s in (0, 1)]
+    see = lambda r: (r.ended, r.attempts, r.validated_on, r.error, [c['arguments'] for c in r.tool_calls])
+    assert [see(r) for r in recs] == [see(r) for r in alone]
+
+def test_play_all_batches_an_lm_agents_turns_into_one_call(tmp_path, platform):
+    from agentforge.models import build_tokenizer, tiny_model
+    tok = build_tokenizer()
+    lm = LMAgent(tiny_model('agent', seed=0, tok=tok), tok, max_new_tokens=12)
+    calls = []
+    real = lm.act_batch
+    lm.act_batch = lambda convs, tools, seeds: calls.append(len(convs)) or real(convs, tools, seeds)
+    recs = play_all(lm, [('arithmetic', s, tmp_path / f'lm-{s}') for s in range(3)], budgets=Budgets(max_turns=2),
+                    hidden_root=platform, saturation=False)
+    assert calls[0] == 3 and sum(calls) == sum(len(r.turns) for r in recs)   # every live episode in each round's batch
+    alone = [_play(LMAgent(lm.model, tok, max_new_tokens=12), 'arithmetic', s, tmp_path / 'one', platform,
+                   budgets=Budgets(max_turns=2)) for s in range(3)]
+    assert [[t['completion_ids'] for t in r.turns] for r in recs] == [[t['completion_ids'] for t in r.turns] for r in alone]
+
+# ---------------------------------------------------------------- a retry that reads the report
 
 @pytest.fixture(scope='module')
 def second_try(tmp_path_factory, platform):

@@ -138,11 +138,48 @@ def test_equal_rewards_skip_the_step():
     assert all(torch.equal(p, before[n]) for n, p in agent.model.named_parameters()) and not opt.state
 
 def test_kl_reference_is_the_base():
-    agent, cfg = tiny_agent(), dataclasses.replace(CFG, beta=0.5)
+    agent, cfg = tiny_agent(), dataclasses.replace(CFG, beta=0.5, epochs=1)
     opt = make_optimizer(agent, cfg); recs = rollout(agent, jobs_for_step(cfg, 0), 0)
     assert update(agent, [recs[:4], recs[4:]], cfg, opt)['kl'] == 0.0   # LoRA B = 0: the adapter is the base
     recs = rollout(agent, jobs_for_step(cfg, 1), 1)
     assert update(agent, [recs[:4], recs[4:]], cfg, opt)['kl'] > 0
+
+def test_epochs_step_the_optimizer_each_and_let_the_clip_act():
+    agent, one, three = tiny_agent(), dataclasses.replace(CFG, epochs=1), dataclasses.replace(CFG, epochs=3, learning_rate=5e-2)
+    recs = rollout(agent, jobs_for_step(CFG, 0), 0)
+    opt = make_optimizer(agent, one)
+    st = update(agent, [recs[:4], recs[4:]], one, opt)
+    assert (st['epochs'], st['clip_frac']) == (1, 0.0)                       # on-policy: the ratio is 1, nothing to clip
+    assert {v['step'].item() for v in opt.state.values()} == {1.0}
+    agent = tiny_agent(); opt = make_optimizer(agent, three)
+    st = update(agent, [recs[:4], recs[4:]], three, opt)
+    assert st['epochs'] == 3 and st['clip_frac'] > 0                          # the third pass sees a moved policy
+    assert {v['step'].item() for v in opt.state.values()} == {3.0}
+    with pytest.raises(ValueError, match='empty run'): OuterConfig(epochs=0)
+
+def test_policy_probe_reads_what_the_update_teaches():
+    "Reward the turn that writes learning rate 1.0e-4 over the other options: the probe's P(1.0e-4) must rise."
+    from agentforge.agents import CHOICES, LMAgent
+    from agentforge.models import build_tokenizer, tiny_model
+    tok = build_tokenizer()
+    agent = LMAgent(tiny_model('agent', seed=0, tok=tok), tok, lora=dict(r=4, alpha=8))
+    before = outer.policy_probe(agent, ['date_math', 'arithmetic'])
+    assert before == outer.policy_probe(agent, ['date_math', 'arithmetic'])   # teacher forcing: no sampling noise
+    assert all(abs(sum(p.values()) - 1) < 1e-3 for b in before.values() for p in b.values())
+    assert set(before['date_math']) == set(CHOICES)
+    turns = {o: outer._turn_ids(agent, 'date_math', {'learning_rate': o}) for o in CHOICES['learning_rate']}
+    def lp(p, c):
+        ids = torch.tensor([p + c])
+        with torch.no_grad(): l = agent.model(input_ids=ids).logits[0, :-1].float().log_softmax(-1)
+        return l[len(p) - 1:].gather(-1, ids[0, len(p):, None])[:, 0].tolist()
+    cfg = dataclasses.replace(CFG, learning_rate=1e-2, epochs=1)
+    opt = make_optimizer(agent, cfg)
+    for _ in range(3):
+        recs = [Record('date_math', 0, [dict(prompt_ids=p, completion_ids=c, logprobs=lp(p, c))], dict(total=float(o == '1.0e-4')))
+                for o, (p, c) in turns.items()]
+        update(agent, [recs], cfg, opt)
+    after = outer.policy_probe(agent, ['date_math', 'arithmetic'])
+    assert after['date_math']['learning_rate']['1.0e-4'] > before['date_math']['learning_rate']['1.0e-4'] + 0.05
 
 @pytest.fixture(scope='module')
 def uninterrupted(tmp_path_factory):

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from agentforge.report import (METRIC_COLUMNS, REFERENCE_PEAK, md_table, plot_attempts, plot_reward,
+from agentforge.report import (METRIC_COLUMNS, REFERENCE_PEAK, md_table, plot_attempts, plot_policy, plot_reward,
                                plot_uplift_by_family, read_metrics, reward_components, summarize, write_report)
 from agentforge.transfer import transfer_table, verdict, write_transfer
 
@@ -136,6 +136,23 @@ def test_write_report_without_transfer(tmp_path):
     assert '- Outer steps recorded: 6 (step 0 to 5).' in text
     assert '| ' + ' | '.join(METRIC_COLUMNS.values()) + ' |' in text and '| 5 | — | — | 0.720 |' in text   # no job counts in these rows: shown as missing
     assert text.count('\n| ') == 1 + 6                   # header + one row per step (the separator starts with '|-' or '|:')
+
+
+def test_write_report_shows_the_policy_probe_when_rows_have_it(tmp_path):
+    rows = synthetic_rows()
+    for i, r in enumerate(rows):   # illustrative probe values, not results
+        r['policy'] = {b: {'learning_rate': {'1.0e-5': 1 - i / 10, '3.0e-4': i / 10}, 'level': {'1': .5, '2': .5}}
+                       for b in ('date_math', 'arithmetic')}
+    run = make_run(tmp_path, rows)
+    text = write_report(run).read_text()
+    assert '## Policy probe' in text and '](plots/policy.png)' in text
+    assert (run / 'plots' / 'policy.png').read_bytes()[:8] == PNG
+    (tmp_path / 'plain').mkdir()
+    assert '## Policy probe' not in write_report(make_run(tmp_path / 'plain', synthetic_rows())).read_text()
+
+
+def test_plot_policy_without_probe_rows_says_so(tmp_path):
+    assert plot_policy([dict(step=0)], tmp_path / 'p.png').read_bytes()[:8] == PNG
 
 
 def test_write_report_with_transfer(tmp_path):
