@@ -33,10 +33,11 @@ def brief_messages(brief:str, student:str='tiny-student') -> list:
 
 @dataclass
 class Budgets:
-    "An episode's limits: assistant turns, generated tokens, and submissions."
+    "An episode's limits: assistant turns, generated tokens, submissions, and turns whose tool calls could not be used."
     max_turns:int=8
     max_tokens:int=4096
     max_attempts:int=MAX_ATTEMPTS
+    max_unusable:int=1 # the episode ends 'unparsable' at this many turns with an unusable call (and none usable)
 
 # %% ../nbs/10_episode.ipynb #ab13085b
 @dataclass
@@ -100,6 +101,8 @@ def _apply_turn(turn:Turn, ws, rec, budgets, hidden_root, saturation=True) -> st
     rec.turns.append(asdict(turn)); rec.tokens += turn.tokens
     rec.messages.append(assistant_message(turn, n))
     if not turn.tool_calls and not turn.error: return 'no_submit'
+    if turn.error and not turn.tool_calls and sum(bool(t.get('error')) for t in rec.turns) >= budgets.max_unusable:
+        return 'unparsable'  # not an invitation to loop: an unreadable turn ends the episode, graded as never validated
     if turn.error:
         rec.messages.append(dict(role='user', content=f'Your tool call could not be used: {turn.error}. Call a tool as '
                                  '<tool_call>{"name": ..., "arguments": {...}}</tool_call>.'))

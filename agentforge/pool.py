@@ -426,9 +426,9 @@ def _on_sigterm(stop:threading.Event):
 Pool._pending, Pool._shutdown = _pending, _shutdown
 
 # %% ../nbs/08_pool.ipynb #53417a70
-def _start_warm(preload:tuple) -> Warm|None:
+def _start_warm(preload:tuple, env:dict|None=None) -> Warm|None:
     "A warm process for this worker's attempts, or None (said loudly) when it cannot start: attempts then run cold."
-    try: return Warm(preload)
+    try: return Warm(preload, env=env)  # the pool's env (OMP_NUM_THREADS): torch imports there with the jobs' threads
     except (OSError, RuntimeError) as e:
         _log().warning(f'warm worker unavailable, running each attempt in a fresh interpreter: {e}'); return None
 
@@ -454,7 +454,7 @@ def _work(self:Pool, pool:str='inner', slots:int|None=None, # at most this many 
             if len(runs) < slots and now >= next_claim:
                 for job in (new := self.claim(pool, slots - len(runs), name, lease_s)):
                     if warm_box and (warm_box[0] is None or not warm_box[0].alive()):  # none yet, or it died
-                        warm_box[:] = [w] if (w := _start_warm(warm)) else []  # could not start: cold from now on
+                        warm_box[:] = [w] if (w := _start_warm(warm, self.env)) else []  # could not start: cold from now on
                     runs[job.id] = r = self._launch(job, backend, ray_options, warm_box and warm_box[0])
                     self._beat({0: r}, lease_s)
                 if len(runs) < slots: next_claim = now + min(0.2, hb)   # nothing runnable: look again soon, not every turn

@@ -114,10 +114,11 @@ def _jobs_text(st:dict, recs:list) -> str:
     return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
 
 # %% ../nbs/13_run.ipynb #b8f113e3
-# Seconds on a 2-core CPU, from a cold `make demo` (`../shared/tools/fresh-run`, 2026-12-01, commit abb308d): the
-# student in 200 s (BPE tokenizer, 2,400 steps, with its dev scores), the agent base in 82 s; 160 outer episodes in
-# 764 s (median step 77 s), 64 transfer ones in 351 s.
-COSTS_S = dict(student=200, agent_base=82, episode=5, transfer_episode=5.5)
+# Seconds on a 2-core CPU, from cold `make demo` runs (`../shared/tools/fresh-run`, 2026-12-01): the student in 200 s
+# (BPE tokenizer, 2,400 steps, with its dev scores) and the agent base in 82 s at abb308d. Episodes at d802ffd, where
+# every option of the design space validates and so nearly every episode trains: outer steps 0 and 1 took 480 s and
+# 267 s for 16 episodes each (23 s per episode). Transfer episodes were not re-measured there: taken as outer ones.
+COSTS_S = dict(student=200, agent_base=82, episode=23, transfer_episode=23)
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
 def _existing(path:Path) -> Path:

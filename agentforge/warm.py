@@ -49,6 +49,8 @@ def _fresh(cwd:str, env:dict, keep:socket.socket|None=None):
     null = os.open(os.devnull, os.O_RDONLY); os.dup2(null, 0); os.close(null)
     os.chdir(cwd); os.environ.clear(); os.environ.update(env)
     sys.path[:0] = [''] + [p for p in env.get('PYTHONPATH', '').split(os.pathsep) if p]
+    if 'torch' in sys.modules and (n := env.get('OMP_NUM_THREADS', '')).isdigit():  # a fresh interpreter would read it
+        sys.modules['torch'].set_num_threads(int(n))  # at import; here torch came from the warm process, with its own
 
 def _child(req:dict, conn:socket.socket, parent:int) -> int:
     "A forked child: `spawn` runs fn(arg) like a fresh process and exits with its code; `call` answers fn(*args)."

@@ -93,3 +93,9 @@ def ckpt_train(job_dir, steps, slow_write=0.0, meta=None):
         (tmp / 'rng.bin').write_bytes(s.to_bytes(8, 'little') * 64)
         commit_checkpoint(tmp, root, s, meta)
     return {'state': state, 'resumed_from': last.name if last else None, 'skipped': skipped}
+
+
+def threads(job_dir):
+    "How many intra-op threads torch uses in this attempt, and what OMP_NUM_THREADS says."
+    import torch
+    return {'torch': torch.get_num_threads(), 'omp': os.environ.get('OMP_NUM_THREADS')}

@@ -92,6 +92,33 @@ def test_round_trip(tmp_path):
     with pytest.raises(ValueError, match='module:function'): pool.submit('pool_jobs.noop')
 
 
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason='one core: torch uses one thread anyway, so this check could not fail')
+def test_attempts_run_with_the_pools_torch_threads(tmp_path, monkeypatch):
+    """Warm or cold, an attempt runs torch with the pool's OMP_NUM_THREADS. A warm process imported torch once: if it
+    did so with the machine's default (all cores), two forked jobs on two cores each ran two threads, and the demo's
+    inner jobs trained several times slower (retros/2026-12-01-warm-jobs-ran-every-core.md)."""
+    monkeypatch.delenv('OMP_NUM_THREADS', raising=False)                        # the warm process's own default: all cores
+    pool = mkpool(tmp_path, env={'OMP_NUM_THREADS': '1'})
+    jid = pool.submit('pool_jobs:threads', {})
+    pool.work('inner', lease_s=10, warm=('torch',) if MODE['warm'] else None)
+    assert pool.get(jid).result == {'torch': 1, 'omp': '1'}
+
+
+def test_a_warm_child_sets_torch_threads_from_its_env_whatever_the_warm_process_had(tmp_path, monkeypatch):
+    "The second guard on its own: a warm process started with all cores, a job asking for one thread gets one."
+    if (os.cpu_count() or 1) < 2: pytest.skip('one core: torch uses one thread anyway, so this check could not fail')
+    from agentforge.warm import Warm
+    monkeypatch.delenv('OMP_NUM_THREADS', raising=False)
+    w = Warm(('torch',), cwd=str(TESTS))
+    try:
+        pool = mkpool(tmp_path, env={'OMP_NUM_THREADS': '1'})
+        jid = pool.submit('pool_jobs:threads', {})
+        monkeypatch.setattr('agentforge.pool._start_warm', lambda preload, env=None: w)   # this warm process, not the pool's
+        pool.work('inner', lease_s=10, warm=('torch',))
+        assert pool.get(jid).result == {'torch': 1, 'omp': '1'}
+    finally: w.close()
+
+
 # 2 ------------------------------------------------------------------------------------------------------------------
 def test_same_key_from_10_threads(tmp_path):
     "10 threads submit the same key at once (released by a barrier): one id, one row, and the job runs once."
