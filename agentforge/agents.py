@@ -38,7 +38,7 @@ class Agent:
     name = 'agent'
     def act(self, messages:list, tools:list, seed:int) -> Turn: raise NotImplementedError
     def act_batch(self, conversations:list, tools:list, seeds:list) -> list:
-        "One turn for each of several conversations; a policy that can batch overrides this. An error is returned, not raised."
+        "One turn per conversation; a policy that can batch overrides this. An error is returned, not raised."
         out = []
         for messages, seed in zip(conversations, seeds, strict=True):
             try: out.append(self.act(messages, tools, seed))
@@ -74,10 +74,10 @@ def assistant_message(turn:Turn, index:int) -> dict:
 # %% ../nbs/09_agents.ipynb #23670376
 KNOBS = dict(reward=('strict', 'lenient'), level=(1, 2, 3), rows=(64, 256), max_steps=(16, 48, 96),
              learning_rate=('1.0e-5', '1.0e-4', '3.0e-4', '3.0e-3'), num_generations=(4, 8, 16),
-             temperature=(0.7, 1.0, 1.3))  # the design space: every option validates on every family (tests/test_agents.py)
+             temperature=(0.7, 1.0, 1.3))  # the design space: every option validates (tests/test_agents.py)
 HEURISTIC = dict(reward='strict', level=2, rows=256, max_steps=48, learning_rate='3.0e-4', num_generations=8,
                  temperature=1.0)  # a practitioner's one rule, the same on every family: train at the eval's level
-CHOICES = dict(level=KNOBS['level'], max_steps=(16, 48), learning_rate=KNOBS['learning_rate'])  # what scripted agents vary
+CHOICES = dict(level=KNOBS['level'], max_steps=(16, 48), learning_rate=KNOBS['learning_rate'])  # scripted agents vary
 
 @lru_cache(maxsize=None)
 def _rewards(family:str, kind:str) -> str:
@@ -230,12 +230,13 @@ def sample_batch(self, prompts:list, seeds:list) -> list:
     return res
 
 def lm_act_batch(self, conversations:list, tools:list, seeds:list) -> list:
-    "`act` for several conversations at once: one batched sampling pass; a prompt that no longer fits gets its error turn."
+    "`act` for several conversations: one batched sampling pass; a prompt that no longer fits gets its error turn."
     prompts = [self.render(msgs, tools) for msgs in conversations]
     fits = [i for i, p in enumerate(prompts) if len(p) < self.max_context]
     out = [Turn('', [], 0, f'the conversation ({len(p)} tokens) no longer fits the {self.max_context}-token context')
            for p in prompts]
-    for i, (ids, lps) in zip(fits, self.sample_batch([prompts[i] for i in fits], [seeds[i] for i in fits]) if fits else []):
+    sampled = self.sample_batch([prompts[i] for i in fits], [seeds[i] for i in fits]) if fits else []
+    for i, (ids, lps) in zip(fits, sampled):
         text = self.tok.decode(ids, skip_special_tokens=False).removesuffix(self.tok.eos_token)
         calls, err = parse_tool_calls(text)
         out[i] = Turn(text, calls, len(ids), err, prompts[i], ids, lps)

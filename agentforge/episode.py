@@ -139,7 +139,8 @@ def play_all(agent:Agent, episodes:list, # [(brief, seed, episode_dir)]
     live = list(eps)
     while live:
         t = time.monotonic()
-        try: turns = agent.act_batch([r.messages for r, _ in live], TOOL_SCHEMAS, [_turn_seed(r.seed, len(r.turns)) for r, _ in live])
+        seeds = [_turn_seed(r.seed, len(r.turns)) for r, _ in live]
+        try: turns = agent.act_batch([r.messages for r, _ in live], TOOL_SCHEMAS, seeds)
         except Exception as e: turns = [e] * len(live)  # the batch itself failed: every episode in it is an agent error
         share = (time.monotonic() - t) / len(live)  # each episode's part of the batch's time
         for (rec, ws), turn in zip(live, turns, strict=True):

@@ -222,7 +222,8 @@ def format_knobs(rows:list) -> str:
     briefs, eff = sorted({r['brief'] for r in rows}), knob_effects(rows)
     get = lambda b, k, o: next((r for r in rows if (r['brief'], r['knob'], r['option']) == (b, k, o)), None)
     cell = lambda r: '—' if r is None else f"{r['gain']:+.3f}" if r['validated'] else f"invalid ({r['reason']})"
-    out = ['| knob | option | ' + ' | '.join(briefs) + ' | moves uplift on |', '|---|---|' + '---:|' * len(briefs) + '---|',
+    out = ['| knob | option | ' + ' | '.join(briefs) + ' | moves uplift on |',
+           '|---|---|' + '---:|' * len(briefs) + '---|',
            '| (heuristic) | | ' + ' | '.join(cell(get(b, None, None)) for b in briefs) + ' | |']
     for k, opts in KNOBS.items():
         moved = eff.get(k, {})

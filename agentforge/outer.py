@@ -176,7 +176,7 @@ def make_optimizer(agent, cfg:OuterConfig) -> torch.optim.Optimizer:
 def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temperature
            groups:list, # [[record, ...], ...] one list per group
            cfg:OuterConfig, optimizer:torch.optim.Optimizer) -> dict:
-    "GRPO on the adapter: samples, then `cfg.epochs` micro-batched passes (loss normalised by the step's tokens), each one step."
+    "GRPO on the adapter: samples, then `cfg.epochs` micro-batched passes (loss normalised by the step's tokens)."
     t0, model, samples = time.monotonic(), agent.model, samples_from(groups, cfg.adv_scale)
     n_tok, temp = sum(len(s.completion_ids) for s in samples), getattr(agent, 'temperature', None) or 1.0
     out = dict(skipped=not samples, samples=len(samples), tokens=n_tok, loss=None, grad_norm=None, kl=None, clip_frac=None)
@@ -191,10 +191,13 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
         for i, b in zip(range(0, len(samples), cfg.micro_batch), batches):
             ref = None
             if cfg.beta:
-                with torch.no_grad(), model.disable_adapter(): ref = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
+                with torch.no_grad(), model.disable_adapter():
+                    ref = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
             logp = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
-            wt_BT = b['loss_mask_BT'] * torch.tensor(w_S[i:i + cfg.micro_batch], device=dev)[:, None]  # sums to 1 over the step
-            loss, st = pg_loss(logp, b['old_logp_BT'], b['adv_B'], b['loss_mask_BT'], cfg.clip_eps, ref, cfg.beta, wt_BT)
+            w_B = torch.tensor(w_S[i:i + cfg.micro_batch], device=dev)
+            wt_BT = b['loss_mask_BT'] * w_B[:, None]  # the token weights sum to 1 over the step
+            loss, st = pg_loss(logp, b['old_logp_BT'], b['adv_B'], b['loss_mask_BT'], cfg.clip_eps, ref, cfg.beta,
+                               wt_BT)
             loss.backward()
             for k in ('loss', 'kl'):
                 if k in st: tot[k] = tot.get(k, 0.0) + st[k]
@@ -310,13 +313,14 @@ def _write_rows(path:Path, rows:list, mode:str):
 
 # %% ../nbs/11_outer.ipynb #c7e1a0f2
 def _turn_ids(agent, brief:str, choices:dict) -> tuple:
-    "(prompt ids, completion ids) of the turn that writes and submits `write_spec(brief, choices)`, as cloning renders it."
+    "(prompt ids, completion ids) of the turn that writes and submits `write_spec(brief, choices)`, as cloned."
     msgs = brief_messages(brief)
     call = ToolCall('write_file', dict(path='task.yaml', content=write_spec(brief, choices)))
     turn = assistant_message(Turn('', [call, ToolCall('submit', {})], 0), 0)
     p = agent.tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
     full = agent.tok.apply_chat_template(msgs + [turn], tokenize=False)
-    prompt = agent.render(msgs, TOOL_SCHEMAS) if hasattr(agent, 'render') else agent.tok(p, add_special_tokens=False)['input_ids']
+    prompt = (agent.render(msgs, TOOL_SCHEMAS) if hasattr(agent, 'render')
+              else agent.tok(p, add_special_tokens=False)['input_ids'])
     return prompt, agent.tok(full[len(p):].removesuffix('\n'), add_special_tokens=False)['input_ids']
 
 @torch.no_grad()

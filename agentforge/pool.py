@@ -454,7 +454,7 @@ def _work(self:Pool, pool:str='inner', slots:int|None=None, # at most this many 
             if len(runs) < slots and now >= next_claim:
                 for job in (new := self.claim(pool, slots - len(runs), name, lease_s)):
                     if warm_box and (warm_box[0] is None or not warm_box[0].alive()):  # none yet, or it died
-                        warm_box[:] = [w] if (w := _start_warm(warm, self.env)) else []  # could not start: cold from now on
+                        warm_box[:] = [w] if (w := _start_warm(warm, self.env)) else []  # none: cold from now on
                     runs[job.id] = r = self._launch(job, backend, ray_options, warm_box and warm_box[0])
                     self._beat({0: r}, lease_s)
                 if len(runs) < slots: next_claim = now + min(0.2, hb)   # nothing runnable: look again soon, not every turn

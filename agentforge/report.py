@@ -130,12 +130,14 @@ def plot_policy(
         for j, k in enumerate(knobs):
             ax = axs[i][j]
             opts = list(dict.fromkeys(o for r in rows for o in r['policy'].get(b, {}).get(k, {})))
-            for o in opts: ax.plot(steps, [_num(r['policy'].get(b, {}).get(k, {}).get(o)) for r in rows], '-', lw=1.2, label=o)
+            for o in opts:
+                ax.plot(steps, [_num(r['policy'].get(b, {}).get(k, {}).get(o)) for r in rows], '-', lw=1.2, label=o)
             ax.set_ylim(0, 1); ax.grid(alpha=0.3)
             if i == 0: ax.set_title(k, fontsize=8)
             if j == 0: ax.set_ylabel(b, fontsize=7)
             if i == len(briefs) - 1: ax.legend(fontsize=6, loc='upper left')
-    if not rows: axs[0][0].text(0.5, 0.5, 'no policy probe recorded', ha='center', va='center', transform=axs[0][0].transAxes)
+    if not rows:
+        axs[0][0].text(0.5, 0.5, 'no policy probe recorded', ha='center', va='center', transform=axs[0][0].transAxes)
     return _save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #c4ba6d1d
@@ -264,7 +266,8 @@ def write_report(
     plot_reward(rows, plots / 'reward.png', w); plot_attempts(rows, plots / 'attempts.png')
     plot_uplift_by_family(rows, plots / 'uplift_by_family.png')
     probe = ['## Policy probe', '', 'The probability the policy gave each option of each knob, read by teacher forcing '
-             'before each step\'s update (`outer.policy_probe`: no sampling noise); the other knobs as the heuristic has them.',
+             'before each step\'s update (`outer.policy_probe`: no sampling noise); the other knobs as the heuristic '
+             'has them.',
              '', '![policy](plots/policy.png)', ''] if any(r.get('policy') for r in rows) else []
     if probe: plot_policy(rows, plots / 'policy.png')
     idx = _pick(rows, max_rows)

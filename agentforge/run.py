@@ -82,7 +82,8 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, pool_root=out / 'pool', weights=cfg.weights, step=step, slots=cfg.slots)
-    rows = train(agent, cfg.outer_config(), out, rollout, progress=progress, meta=dict(weights=cfg.weights, clone=clone.key()),
+    rows = train(agent, cfg.outer_config(), out, rollout, progress=progress,
+                 meta=dict(weights=cfg.weights, clone=clone.key()),
                  probe=lambda a: policy_probe(a, list(FAMILIES)))  # every family, the held-out one included
     event(out, 'outer_end', steps=len(rows))
     return agent, rows

@@ -29,7 +29,7 @@ class StudentRecipe:
     rows_per_family: int = 3000  # pretraining rows drawn per family (dev prompts excluded)
     p_gold: float = 1.0  # share of right answers; the rest are the family's wrong-answer habit (`distractor`)
     habit: float = 0.5  # share of answers followed by `CHATTER`: a format habit a strict reward can train away
-    level_habit: tuple = ()  # per difficulty level (tasks.LEVELS), its habit share; rows drawn at every level. (): `habit`
+    level_habit: tuple = ()  # per level (tasks.LEVELS) its habit share, rows drawn at every level; (): `habit`
     steps: int = 2400
     batch_size: int = 32
     lr: float = 5e-3
@@ -45,7 +45,8 @@ class StudentRecipe:
     def key(self) -> str:
         "A short hash of the recipe, the families' dev splits and the package version."
         fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in self.weights}
-        fields = {k: v for k, v in dataclasses.asdict(self).items() if not (k == 'level_habit' and not v)}  # old keys hold
+        fields = {k: v for k, v in dataclasses.asdict(self).items()
+                  if not (k == 'level_habit' and not v)}  # empty: the key it had before the field existed
         blob = json.dumps([fields, fp, __version__], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

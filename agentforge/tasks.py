@@ -119,7 +119,8 @@ class Family:
     def level_params(self, level:int) -> dict:
         "The params of a family-independent difficulty `level` (1 easier, 2 = the hidden eval's mix, 3 harder)."
         if isinstance(level, bool) or level not in LEVELS:
-            raise ValueError(f"level {level!r} is not allowed; accepted: {list(LEVELS)} ({EVAL_LEVEL}: the hidden eval's)")
+            raise ValueError(f"level {level!r} is not allowed; accepted: {list(LEVELS)} "
+                             f"({EVAL_LEVEL}: the hidden eval's)")
         return self.check_params(self.eval_params if level == EVAL_LEVEL else self.levels[level])
 
     def __repr__(self): return f"{type(self).__name__}(name={self.name!r})"
