@@ -16,9 +16,9 @@ from .families import FAMILIES
 from .pool import ResumeMismatch, latest_checkpoint, save_checkpoint
 
 # %% auto #0
-__all__ = ['group_advantages', 'Sample', 'samples_from', 'collate', 'token_logprobs', 'pg_loss', 'token_weights', 'OuterConfig',
-           'jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state', 'load_state', 'metrics_row',
-           'read_metrics', 'policy_probe', 'progress_text', 'train']
+__all__ = ['CREDITS', 'group_advantages', 'Sample', 'credit_segments', 'samples_from', 'collate', 'token_logprobs', 'pg_loss',
+           'token_weights', 'OuterConfig', 'jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state',
+           'load_state', 'metrics_row', 'read_metrics', 'policy_probe', 'progress_text', 'train']
 
 # %% ../nbs/11_outer.ipynb #42291f91
 def group_advantages(rewards_G:torch.Tensor, # (..., G) rewards of one group on its last dimension
@@ -36,25 +36,46 @@ def group_advantages(rewards_G:torch.Tensor, # (..., G) rewards of one group on 
 # %% ../nbs/11_outer.ipynb #4f8149c5
 @dataclasses.dataclass
 class Sample:
-    "One LM turn to learn from, with its episode's advantage."
+    "One LM turn to learn from, with its advantage."
     prompt_ids:list # tokens the turn conditioned on (system, user, earlier turns, tool responses)
     completion_ids:list # tokens the agent sampled in this turn
     old_logprobs:list # log-prob of each completion token when it was sampled
-    advantage:float # its episode's group advantage
+    advantage:float # the group advantage of the outcome it is credited with
     episode:int # index of its episode among the step's episodes
+
+CREDITS = ('turn', 'episode')
+
+def credit_segments(rec, # a graded record: .reward['total'], .turns, and (for 'turn') .tool_calls
+                    credit:str='turn', # 'turn': each spec by its own outcome; 'episode': every turn by the total
+                   ) -> tuple: # (segment index of each turn, reward of each segment)
+    "Split an episode's turns into the decisions that are credited together, and say what each one earned."
+    total = float(rec.reward['total'])
+    if credit not in CREDITS: raise ValueError(f'credit is one of {CREDITS}, got {credit!r}')
+    subs = [bool((c.get('result') or {}).get('validated')) for c in getattr(rec, 'tool_calls', None) or []
+            if c['name'] == 'submit']
+    turns = [c['turn'] for c in getattr(rec, 'tool_calls', None) or [] if c['name'] == 'submit']
+    if credit == 'episode' or not subs: return [0] * len(rec.turns), [total]
+    seg = [next((i for i, n in enumerate(turns) if n >= t), len(subs)) for t in range(len(rec.turns))]
+    earned = [total if ok else 0.0 for ok in subs] + [total]  # a rejected spec earns what never validating earns: 0
+    used = sorted(set(seg))
+    return [used.index(s) for s in seg], [earned[s] for s in used]
 
 def samples_from(groups:list, # [[record, ...], ...]: one list per group of episodes on the same brief
                  scale:str='std', # advantage scaling, as in `group_advantages`
+                 credit:str='turn', # 'turn': a turn is credited by the outcome of the spec it led to; 'episode': total
                 ) -> list: # [Sample]
-    "One Sample per LM turn with its episode's advantage among the graded; scripted, ungraded, zero-advantage dropped."
+    "One Sample per LM turn with the group advantage of what it is credited with; scripted, ungraded, zero dropped."
     out, k = [], 0
     for group in groups:
         graded = [r for r in group if r.reward]  # an ungraded episode (its job died) has no reward to compare
-        adv_G = group_advantages(torch.tensor([float(r.reward['total']) for r in graded]), scale)
-        adv = {id(r): a for r, a in zip(graded, adv_G.tolist())}
+        segs = [credit_segments(r, credit) for r in graded]
+        adv_U = group_advantages(torch.tensor([x for _, rs in segs for x in rs]), scale).tolist()
+        adv, u = {}, 0
+        for r, (seg_T, rs) in zip(graded, segs):
+            adv[id(r)] = [adv_U[u + s] for s in seg_T]; u += len(rs)
         for rec in group:
-            a = adv.get(id(rec), 0.0)
-            for t in rec.turns:
+            a_T = adv.get(id(rec), [0.0] * len(rec.turns))
+            for t, a in zip(rec.turns, a_T):
                 ids, lp = t.get('completion_ids'), t.get('logprobs')
                 if t.get('prompt_ids') is None or not ids: continue
                 if lp is None or len(lp) != len(ids): raise ValueError(f'episode {k}: {len(ids)} completion ids, {len(lp or [])} log-probs')
@@ -139,6 +160,7 @@ class OuterConfig:
     micro_batch:int=4 # samples (LM turns) per forward/backward
     max_grad_norm:float=1.0 # global gradient-norm clip
     adv_scale:str='std' # 'std' (GRPO) or 'none' (Dr. GRPO)
+    credit:str='turn' # 'turn': each spec by its own outcome; 'episode': every turn by the episode's total
     epochs:int=2 # optimizer steps over the same samples (PPO epochs): after the first, the clip has something to clip
     loss_agg:str='episode' # 'episode': each episode weighs the same, spread over its tokens; 'token': every token the same
     seed:int=0 # drives the briefs and episode seeds of every step
@@ -148,6 +170,7 @@ class OuterConfig:
         object.__setattr__(self, 'families', tuple(self.families))
         if self.group_size < 2: raise ValueError(f'group_size must be >= 2 (a group of one has no baseline), got {self.group_size}')
         if self.adv_scale not in ('std', 'none'): raise ValueError(f"adv_scale is 'std' or 'none', got {self.adv_scale!r}")
+        if self.credit not in CREDITS: raise ValueError(f'credit is one of {CREDITS}, got {self.credit!r}')
         if self.loss_agg not in ('episode', 'token'): raise ValueError(f"loss_agg is 'episode' or 'token', got {self.loss_agg!r}")
         if bad := [f for f in self.families if f not in FAMILIES]: raise ValueError(f'unknown brief ids {bad}; known: {list(FAMILIES)}')
         if not self.families or self.briefs_per_step < 1 or self.micro_batch < 1 or self.epochs < 1:
@@ -177,7 +200,7 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
            groups:list, # [[record, ...], ...] one list per group
            cfg:OuterConfig, optimizer:torch.optim.Optimizer) -> dict:
     "GRPO on the adapter: samples, then `cfg.epochs` micro-batched passes (loss normalised by the step's tokens)."
-    t0, model, samples = time.monotonic(), agent.model, samples_from(groups, cfg.adv_scale)
+    t0, model, samples = time.monotonic(), agent.model, samples_from(groups, cfg.adv_scale, cfg.credit)
     n_tok, temp = sum(len(s.completion_ids) for s in samples), getattr(agent, 'temperature', None) or 1.0
     out = dict(skipped=not samples, samples=len(samples), tokens=n_tok, loss=None, grad_norm=None, kl=None, clip_frac=None)
     if not samples: return {**out, 'seconds_update': time.monotonic() - t0}
