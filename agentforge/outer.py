@@ -319,9 +319,9 @@ def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
                 skipped=stats['skipped'])
 
 # %% ../nbs/11_outer.ipynb #74639476
-def read_metrics(run_dir, before:int|None=None) -> list:
-    "The rows of `run_dir/metrics.jsonl` (a torn last line is ignored), optionally only those with step < `before`."
-    p, rows = Path(run_dir) / 'metrics.jsonl', []
+def read_metrics(run_dir, before:int|None=None, name:str='metrics.jsonl') -> list:
+    "The rows of `run_dir/name` (a torn last line is ignored), optionally only those with step < `before`."
+    p, rows = Path(run_dir) / name, []
     for line in (p.read_text().splitlines() if p.exists() else []):
         try: rows.append(json.loads(line))
         except ValueError: continue  # a line cut by a kill
@@ -380,17 +380,27 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
           progress:bool=True, # a tqdm bar on stderr
           meta:dict|None=None, # extra settings that must match to resume (e.g. reward weights)
           probe=None, # probe(agent) -> dict, logged as each row's `policy`: the policy that sampled the step
+          evaluate=None, # evaluate(agent, step) -> dict, appended to curve.jsonl: the fixed evaluation
+          eval_every:int=5, # evaluate before every `eval_every`-th step's rollout and after the last update
          ) -> list: # every metrics row of the run
     "Run or resume the outer loop up to `cfg.steps`: rollout, group, update, log a metrics row, checkpoint."
     from tqdm.auto import tqdm
+    if eval_every < 1: raise ValueError(f'eval_every must be >= 1, got {eval_every}')
     run_dir = Path(run_dir); run_dir.mkdir(parents=True, exist_ok=True)
     opt, m = make_optimizer(agent, cfg), run_meta(cfg, agent, meta)
     start = load_state(run_dir, agent, opt, cfg, meta)
     _write_rows(run_dir / 'metrics.jsonl', read_metrics(run_dir, before=start), 'w')
+    curve = [r for r in read_metrics(run_dir, name='curve.jsonl') if r['step'] <= start]  # same adapter: kept
+    if evaluate: _write_rows(run_dir / 'curve.jsonl', curve, 'w')
+    def fixed_eval(step):  # under saved RNG states: evaluating never changes what training samples
+        if not evaluate or any(r['step'] == step for r in curve): return
+        rng = _rng_state(); curve.append(evaluate(agent, step)); _set_rng_state(rng)
+        _write_rows(run_dir / 'curve.jsonl', curve[-1:], 'a')
     init = None if start else _snapshot(agent)  # put back on Ctrl-C until the first checkpoint exists
     bar = tqdm(total=cfg.steps, initial=start, desc='outer GRPO', unit='step', file=sys.stderr, disable=not progress)
     try:
         for step in range(start, cfg.steps):
+            if step % eval_every == 0: fixed_eval(step)
             t0, jobs = time.monotonic(), jobs_for_step(cfg, step)
             records = list(rollout(agent, jobs, step))
             if len(records) != len(jobs): raise ValueError(f'rollout returned {len(records)} records for {len(jobs)} jobs')
@@ -401,6 +411,7 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
             _write_rows(run_dir / 'metrics.jsonl', [row], 'a')
             save_state(run_dir, step, agent, opt, m); init = None
             bar.update(1); bar.set_postfix_str(progress_text(row))
+        fixed_eval(cfg.steps)
     except KeyboardInterrupt:
         if init is not None: _restore(agent, init)  # so the next call starts where this one did
         raise

@@ -13,6 +13,8 @@ from typing import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+import yaml
+from .curve import curve_change, curve_table, plot_curve
 from .grading import get_weights
 from .transfer import _save_png, _write_atomic, plot_transfer, verdict_text
 
@@ -23,9 +25,10 @@ __all__ = ['REFERENCE_PEAK', 'METRIC_COLUMNS', 'TRANSFER_COLUMNS', 'read_metrics
 # %% ../nbs/12a_report.ipynb #4a51653a
 def read_metrics(
     run_dir, # a run folder holding metrics.jsonl
-)->list[dict]: # one dict per outer step, in file order
-    "Read run_dir/metrics.jsonl, skipping (with a warning) a torn last line."
-    path = Path(run_dir) / 'metrics.jsonl'
+    name:str='metrics.jsonl', # or another JSON-lines file of the run (curve.jsonl)
+)->list[dict]: # one dict per line (per outer step), in file order
+    "Read run_dir/name, skipping (with a warning) a torn last line."
+    path = Path(run_dir) / name
     if not path.exists(): raise FileNotFoundError(f"{path} does not exist: has the outer loop finished a step?")
     lines = path.read_bytes().decode('utf-8', errors='replace').split('\n')
     last = max((i for i, l in enumerate(lines) if l.strip()), default=-1)
@@ -229,6 +232,33 @@ def _transfer_section(run_dir:Path, plots:Path)->list[str]:
             'means of the episode reward with percentile-bootstrap intervals.', '', md_table(rows, TRANSFER_COLUMNS), '',
             '![transfer](plots/transfer.png)', '', text, '']
 
+# %% ../nbs/12a_report.ipynb #0727f5b8
+def _curve_section(run_dir:Path, plots:Path)->list[str]:
+    "The fixed evaluation (lesson 12c) from run_dir/curve.jsonl, as the report's main curve (empty if there is none)."
+    path = run_dir / 'curve.jsonl'
+    rows = read_metrics(run_dir, 'curve.jsonl') if path.exists() else []
+    if not rows: return []
+    cfg = run_dir / 'config.yaml'
+    held = [yaml.safe_load(cfg.read_text())['config']['holdout']] if cfg.exists() else []
+    plot_curve(rows, plots / 'curve.png', held)
+    tab = [t for t in curve_table(rows, held) if t['group'] in ('trained', 'held-out')]
+    fams = list(dict.fromkeys(e['brief'] for r in rows for e in r['episodes']))
+    out = ['## Fixed evaluation', '', f"The same first-attempt episodes at every evaluation ({len(rows)} so far, "
+           f"steps {', '.join(str(r['step']) for r in rows)}): {len(rows[0]['episodes'])} per evaluation over "
+           f"{len(fams)} families, each turn sampled with its fixed seed, inner results read from the cache when the "
+           "spec was trained before (lesson 12c). Means over graded episodes with 95% bootstrap intervals.", '',
+           '![fixed evaluation](plots/curve.png)', '']
+    for name, briefs in (('trained families', [f for f in fams if f not in held]), ('held-out family', held)):
+        ch = curve_change(rows, briefs) if briefs else None
+        if ch: out.append(f"- {name.capitalize()}: last − first (step {ch['last']} − step {ch['first']}, paired over "
+                          f"{ch['n']} episodes) {ch['mean']:+.3f}, 95% CI [{ch['lo']:+.3f}, {ch['hi']:+.3f}].")
+    ungraded = sum(t['ungraded'] for t in tab)
+    if ungraded: out.append(f"- **{ungraded} evaluation episodes could not be graded** (their inner jobs died); they "
+                            "are left out of the means, not counted as zero.")
+    rows_t = [dict(t, ci='—' if t['lo'] is None else f"{t['lo']:.3f}–{t['hi']:.3f}") for t in tab]
+    return out + ['', md_table(rows_t, {'step': 'step', 'group': 'families', 'n': 'graded', 'mean': 'mean reward',
+                                        'ci': '95% CI', 'ungraded': 'ungraded'}), '']
+
 # %% ../nbs/12a_report.ipynb #0ba2e835
 def _stopped_section(run_dir:Path)->list[str]:
     "A loud first section when the run's last attempt stopped on an error (its `events.jsonl` says so), else nothing."
@@ -272,7 +302,7 @@ def write_report(
     if probe: plot_policy(rows, plots / 'policy.png')
     idx = _pick(rows, max_rows)
     note = '' if len(idx) == len(rows) else f' ({len(idx)} of {len(rows)} steps shown, evenly spaced with the peak; all in `metrics.jsonl`)'
-    md = head + ['## Summary', '', *summarize(rows), '', '## Reward', '',
+    md = head + ['## Summary', '', *summarize(rows), '', *_curve_section(run_dir, plots), '## Reward', '',
           f'Means over graded episodes. Components use the weights {w.validation:.2f} × validation + '
           f'{w.uplift:.2f} × uplift + {w.speed:.2f} × speed on each step\'s means.', '',
           '![reward](plots/reward.png)', '',

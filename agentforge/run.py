@@ -11,6 +11,7 @@ from pathlib import Path
 import yaml
 from .agents import ScriptedAgent
 from .cloning import CloneRecipe, agent_base_ready, load_tiny_agent
+from .curve import curve_jobs, curve_row, curve_text
 from .episode import Budgets, InnerJobsFailed, job_stats, run_episodes
 from .families import FAMILIES
 from .outer import OuterConfig, policy_probe, read_metrics, train
@@ -37,13 +38,16 @@ class RunConfig:
     eval_per_family:int=8 # transfer episodes per agent and family
     eval_trained:tuple=('string_ops',) # trained families also evaluated (the held-out one always is)
     slots:int=2 # inner jobs at once
+    curve_every:int=5 # the fixed evaluation (lesson 12c) runs every this many outer steps, and after the last
+    curve_seeds:int=4 # its episodes per family, every family (0: no fixed evaluation)
     seed:int=0
 
     def __post_init__(self):
         object.__setattr__(self, 'eval_trained', tuple(self.eval_trained))
         split_families(self.holdout)  # a clear error naming the accepted ids
-        if self.steps < 1 or self.eval_per_family < 2 or self.slots < 1:
-            raise ValueError(f'steps and slots must be >= 1 and eval_per_family >= 2 (an interval needs two), got {self}')
+        if self.steps < 1 or self.eval_per_family < 2 or self.slots < 1 or self.curve_every < 1 or self.curve_seeds < 0:
+            raise ValueError(f'steps, slots and curve_every must be >= 1, curve_seeds >= 0 and eval_per_family >= 2 '
+                             f'(an interval needs two), got {self}')
 
     def outer_config(self) -> OuterConfig:
         "The outer loop's settings for this run."
@@ -82,9 +86,17 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, pool_root=out / 'pool', weights=cfg.weights, step=step, slots=cfg.slots)
+    def fixed_eval(agent, step):  # lesson 12c: the same first-attempt episodes on every family
+        t, jobs = time.monotonic(), curve_jobs(FAMILIES, cfg.curve_seeds, cfg.seed)
+        recs = run_episodes(agent, jobs, out / 'curve', pool_root=out / 'pool', weights=cfg.weights, step=step,
+                            budgets=Budgets(max_attempts=1), slots=cfg.slots, tag='curve')
+        row = curve_row(step, recs, round(time.monotonic() - t, 1))
+        if progress: print(f'  fixed eval {curve_text(row, [cfg.holdout])}', file=sys.stderr)
+        return row
     rows = train(agent, cfg.outer_config(), out, rollout, progress=progress,
                  meta=dict(weights=cfg.weights, clone=clone.key()),
-                 probe=lambda a: policy_probe(a, list(FAMILIES)))  # every family, the held-out one included
+                 probe=lambda a: policy_probe(a, list(FAMILIES)),  # every family, the held-out one included
+                 evaluate=fixed_eval if cfg.curve_seeds else None, eval_every=cfg.curve_every)
     event(out, 'outer_end', steps=len(rows))
     return agent, rows
 
@@ -158,9 +170,12 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
         (COSTS_S['episode'] and COSTS_S['episode'] * cfg.group_size * cfg.briefs_per_step)
     left = max(0, cfg.steps - len(done))
     n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout]))
+    n_curve = cfg.curve_seeds and len(FAMILIES) * cfg.curve_seeds * len(
+        {s for s in range(len(done), cfg.steps) if s % cfg.curve_every == 0} | {cfg.steps})
     est = dict(builds=_sum([s for ready, s in builds.values() if not ready]),
                outer=None if step_s is None else left * step_s,
-               transfer=COSTS_S['transfer_episode'] and n_transfer * COSTS_S['transfer_episode'])
+               transfer=COSTS_S['transfer_episode'] and n_transfer * COSTS_S['transfer_episode'],
+               curve=COSTS_S['episode'] and n_curve * COSTS_S['episode'])  # at most: a spec trained before is cached
     disk = _free_gb({'the run folder': out, 'the caches': cache_dir(), 'the data dir': data_dir()})
     say('preflight')
     say(f"  sandbox    {sandbox}")
@@ -172,7 +187,8 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
         say(f"  {name:10s} " + ('built (cached)' if ready else f'not built yet: built first, once ({_time(s)})'))
     say(f"  estimate   {_time(_sum(list(est.values())))} in all on 2 CPU cores: "
         f"{'nothing to build' if est['builds'] == 0 else 'builds ' + _time(est['builds'])}, "
-        f"{left} outer steps {_time(est['outer'])}, transfer ({n_transfer} episodes) {_time(est['transfer'])}")
+        f"{left} outer steps {_time(est['outer'])}, fixed evaluation (at most {n_curve} episodes) {_time(est['curve'])}, "
+        f"transfer ({n_transfer} episodes) {_time(est['transfer'])}")
     return dict(sandbox_ok=sandbox_ok, sandbox=sandbox, disk_gb=disk, builds={k: r for k, (r, _) in builds.items()},
                 estimate_s=est, steps_left=left)
 

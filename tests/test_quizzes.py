@@ -61,3 +61,20 @@ def test_paired_se_numeric_answer_matches_the_code():
     q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '12b_landscape.yaml').read_text())}['landscape-paired-se']
     from agentforge.inner import paired_se
     assert abs(paired_se([0.0] * 512, [1.0] * 200 + [0.0] * 312) - q['answer']) <= q['tolerance']
+
+def test_credit_and_curve_numeric_answers_match_the_code():
+    from types import SimpleNamespace
+    from agentforge.outer import samples_from
+    q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '11_outer.yaml').read_text())}['outer-credit-rejected-spec']
+    def rec(total, subs):
+        return SimpleNamespace(reward=dict(total=total),
+                               turns=[dict(prompt_ids=[1], completion_ids=[10 + n], logprobs=[-1.0]) for n in range(len(subs))],
+                               tool_calls=[dict(turn=n, name='submit', result=dict(validated=ok)) for n, ok in enumerate(subs)])
+    group = [rec(0.6, [True]), rec(0.5, [False, True]), rec(0.0, [False, False]), rec(0.4, [True])]
+    b_first = next(s for s in samples_from([group], scale='none') if s.episode == 1 and s.completion_ids == [10])
+    assert abs(b_first.advantage - q['answer']) <= q['tolerance']
+    from agentforge.curve import curve_change
+    q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '12c_curve.yaml').read_text())}['curve-paired-mean']
+    row = lambda step, xs: dict(step=step, episodes=[dict(brief='arithmetic', seed=i, total=x) for i, x in enumerate(xs)])
+    ch = curve_change([row(0, [0.4, 0.2, 0.5, 0.3]), row(10, [0.5, 0.2, 0.7, 0.3])], ['arithmetic'])
+    assert abs(ch['mean'] - q['answer']) <= q['tolerance']
