@@ -27,12 +27,13 @@ class CloneRecipe:
     "How the tiny agent base is built: which scripted episodes, and how long to imitate them."
     episodes_per_family:int=40 # scripted random episodes per family
     families:tuple=tuple(FAMILIES) # the briefs the episodes answer
-    steps:int=300 # optimizer steps
+    steps:int=600 # optimizer steps (longer sequences with `numbers`: 300 left the template less reliable)
     batch:int=16 # (prompt, completion) pairs per step
     lr:float=2e-3 # peak learning rate (linear warm-up 10 steps, cosine decay)
     max_len:int=1024 # pairs longer than this many tokens are left out
     buckets:int=4 # a batch runs as this many length-sorted parts (student.completion_loss): far less padding
     vocab_size:int=2048 # the agent tokenizer's vocabulary (BPE merges learned from the scripted transcripts)
+    numbers:bool=True # every number is one whole token, shared by every family (models.build_tokenizer)
     seed:int=0
 
     def key(self) -> str:
@@ -65,10 +66,11 @@ def clone_pairs(records:list, tok, max_len:int=1800) -> list:
     return pairs
 
 # %% ../nbs/10a_cloning.ipynb #990973cb
-def agent_tokenizer(records:list, vocab_size:int=2048):
+def agent_tokenizer(records:list, vocab_size:int=2048, numbers:bool=True):
     "A tokenizer with BPE merges learned from the transcripts of `records`, in the Qwen3 chat template."
     byte_tok = build_tokenizer()
-    return build_tokenizer([byte_tok.apply_chat_template(r.messages, tokenize=False) for r in records], vocab_size)
+    return build_tokenizer([byte_tok.apply_chat_template(r.messages, tokenize=False) for r in records], vocab_size,
+                           numbers=numbers)
 
 # %% ../nbs/10a_cloning.ipynb #cbdfd500
 def imitate(pairs:list, recipe:CloneRecipe, tok, progress:bool=True) -> tuple:
@@ -105,7 +107,7 @@ def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='af-clone-') as work:
         recs = scripted_episodes(recipe, work, progress)
-    tok = agent_tokenizer(recs, recipe.vocab_size)
+    tok = agent_tokenizer(recs, recipe.vocab_size, recipe.numbers)
     pairs = clone_pairs(recs, tok, recipe.max_len)
     model, losses = imitate(pairs, recipe, tok, progress)
     home.mkdir(parents=True, exist_ok=True); tmp = Path(tempfile.mkdtemp(prefix='.tmp-', dir=home))

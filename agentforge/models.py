@@ -7,31 +7,34 @@ from __future__ import annotations
 import os, re
 from pathlib import Path
 import torch
-from tokenizers import Tokenizer, decoders, models as tok_models, pre_tokenizers, trainers
+from tokenizers import Regex, Tokenizer, decoders, models as tok_models, pre_tokenizers, trainers
 from transformers import (AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen3Config,
                           Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
 from trl.chat_template_utils import add_response_schema, qwen3_chat_template
 from .presets import PRESETS, WeightsUnavailable, get_preset
 
 # %% auto #0
-__all__ = ['SPECIAL_TOKENS', 'MARKER_TOKENS', 'TINY_SIZES', 'ATTENTION_MODULES', 'EXPERT_PARAMETERS', 'build_tokenizer',
+__all__ = ['SPECIAL_TOKENS', 'NUMBER', 'MARKER_TOKENS', 'TINY_SIZES', 'ATTENTION_MODULES', 'EXPERT_PARAMETERS', 'build_tokenizer',
            'tiny_config', 'tiny_model', 'lora_config', 'load_pretrained', 'random_init_config']
 
 # %% ../nbs/03a_models.ipynb #77f25644
 SPECIAL_TOKENS = ('<|im_end|>', '<|endoftext|>', '<|im_start|>')
+NUMBER = r'\d+(?:\.\d+)?(?:e-?\d+)?'  # 48, 1.0, 3.0e-4: what `numbers=True` keeps whole
 MARKER_TOKENS = ('<think>', '</think>', '<tool_call>', '</tool_call>', '<tool_response>', '</tool_response>')
 
 def build_tokenizer(texts:list|None=None, # a corpus to learn BPE merges from; None: bytes only
                     vocab_size:int=2048, # the vocabulary size when learning merges
                     words:bool=False, # merges never cross word boundaries (GPT-2's pre-split); False: they may
                     digits:bool=False, # every digit stays its own token (numbers are read digit by digit)
+                    numbers:bool=False, # every number (48, 3.0e-4) is its own pre-token: merges never join it to text
                    ) -> PreTrainedTokenizerFast:
     "A byte-level tokenizer (plus BPE merges learned from `texts`) with Qwen3's control tokens and TRL's Qwen3 chat template."
     alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
     core = Tokenizer(tok_models.BPE(vocab={ch: i for i, ch in enumerate(alphabet)}, merges=[]))
     byte_level = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=words)
-    core.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True), byte_level]) \
-        if digits else byte_level
+    splits = [pre_tokenizers.Digits(individual_digits=True)] if digits else []
+    if numbers: splits.append(pre_tokenizers.Split(Regex(NUMBER), behavior='isolated'))
+    core.pre_tokenizer = pre_tokenizers.Sequence(splits + [byte_level]) if splits else byte_level
     core.decoder = decoders.ByteLevel()
     if texts is not None:  # control tokens are matched before BPE, so they are kept out of the merges
         drop = re.compile('|'.join(map(re.escape, SPECIAL_TOKENS + MARKER_TOKENS)))

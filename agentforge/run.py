@@ -131,7 +131,9 @@ def _jobs_text(st:dict, recs:list) -> str:
 # (BPE tokenizer, 2,400 steps, with its dev scores) and the agent base in 82 s at abb308d. Episodes at d802ffd, where
 # every option of the design space validates and so nearly every episode trains: outer steps 0 and 1 took 480 s and
 # 267 s for 16 episodes each (23 s per episode). Transfer episodes were not re-measured there: taken as outer ones.
-COSTS_S = dict(student=200, agent_base=82, episode=23, transfer_episode=23)
+# The agent base with `CloneRecipe.numbers` and 600 imitation steps (ea02636+): 151 s in its clone.json on this
+# 2-core machine (not yet from a cold run).
+COSTS_S = dict(student=200, agent_base=151, episode=23, transfer_episode=23)
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
 def _existing(path:Path) -> Path:
