@@ -233,6 +233,8 @@ _LR = _run_opt('learning_rate', "the agent LoRA's learning rate")
 _EVAL = _run_opt('eval_per_family', 'transfer episodes per agent and family')
 _SLOTS = _run_opt('slots', 'inner jobs at once')
 _EVAL_TRAINED = _run_opt('eval_trained', "trained families also evaluated in transfer, comma-separated ('none': none)")
+_CURVE_EVERY = _run_opt('curve_every', 'the fixed evaluation runs every this many outer steps, and after the last')
+_CURVE_SEEDS = _run_opt('curve_seeds', 'fixed-evaluation episodes per family, all six families (0: none)')
 
 def _families(text:str|None) -> tuple|None:
     "A comma-separated list of family ids as a tuple ('none' or '' is the empty tuple); None stays None."
@@ -246,14 +248,16 @@ def _stopped(e):
 @app.command()
 def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, eval_per_family:Optional[int]=_EVAL,
-         eval_trained:Optional[str]=_EVAL_TRAINED, slots:Optional[int]=_SLOTS):
+         eval_trained:Optional[str]=_EVAL_TRAINED, slots:Optional[int]=_SLOTS, curve_every:Optional[int]=_CURVE_EVERY,
+         curve_seeds:Optional[int]=_CURVE_SEEDS):
     "Run the whole two-loop experiment on CPU: outer LoRA-GRPO on five families, transfer to the held-out one, a report."
     from agentforge.episode import InnerJobsFailed
     from agentforge.run import freeze, two_loop
     out = absolute(out)
     cfg, t0 = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
                           learning_rate=learning_rate, eval_per_family=eval_per_family,
-                          eval_trained=_families(eval_trained), slots=slots), time.time()
+                          eval_trained=_families(eval_trained), slots=slots, curve_every=curve_every,
+                          curve_seeds=curve_seeds), time.time()
     try: freeze(cfg, out)
     except ValueError as e: _fail(str(e))
     _demo_header(cfg, out)
@@ -264,14 +268,15 @@ def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDO
 
 @app.command()
 def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
-          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, slots:Optional[int]=_SLOTS):
+          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, slots:Optional[int]=_SLOTS,
+          curve_every:Optional[int]=_CURVE_EVERY, curve_seeds:Optional[int]=_CURVE_SEEDS):
     "RL-train the task-writing agent (outer LoRA-GRPO over episodes); resumable; metrics in OUT/metrics.jsonl."
     from agentforge.episode import InnerJobsFailed
     from agentforge.run import freeze, train_stage
     from agentforge.outer import progress_text
     out = absolute(out)
     cfg = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
-                      learning_rate=learning_rate, slots=slots)
+                      learning_rate=learning_rate, slots=slots, curve_every=curve_every, curve_seeds=curve_seeds)
     try: freeze(cfg, out)
     except ValueError as e: _fail(str(e))
     try: rows = train_stage(cfg, out)[1]

@@ -6,10 +6,10 @@ and the scripted baselines → `report.md` with plots. This is what `make demo` 
 
 # %% ../nbs/13_run.ipynb #d0e569ea
 from __future__ import annotations
-import dataclasses, hashlib, json, os, shutil, statistics, sys, time
+import dataclasses, hashlib, json, math, os, shutil, statistics, sys, time
 from pathlib import Path
 import yaml
-from .agents import ScriptedAgent
+from .agents import CHOICES, ScriptedAgent
 from .cloning import CloneRecipe, agent_base_ready, load_tiny_agent
 from .curve import curve_jobs, curve_row, curve_text
 from .episode import Budgets, InnerJobsFailed, job_stats, run_episodes
@@ -21,15 +21,15 @@ from .tasks import absolute, cache_dir, data_dir
 from .transfer import eval_jobs, evaluate, split_families, transfer_table, verdict, verdict_text, write_transfer
 
 # %% auto #0
-__all__ = ['COSTS_S', 'LOW_DISK_GB', 'RunConfig', 'freeze', 'event', 'train_stage', 'transfer_stage', 'agent_name', 'preflight',
-           'two_loop', 'progress_summary']
+__all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'RunConfig', 'freeze', 'event', 'train_stage', 'transfer_stage', 'agent_name',
+           'preflight', 'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #3866ef00
 @dataclasses.dataclass(frozen=True)
 class RunConfig:
     "A two-loop run: which family is held out, how the outer loop trains, how transfer is measured."
     holdout:str='customer_support' # the family the agent never trains on
-    steps:int=10 # outer steps
+    steps:int=54 # outer steps (the reference's 54)
     group_size:int=8 # episodes per brief per step
     briefs_per_step:int=2 # briefs per step
     learning_rate:float=1e-3 # the outer LoRA's learning rate
@@ -127,13 +127,13 @@ def _jobs_text(st:dict, recs:list) -> str:
     return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
 
 # %% ../nbs/13_run.ipynb #b8f113e3
-# Seconds on a 2-core CPU, from cold `make demo` runs (`../shared/tools/fresh-run`, 2026-12-01): the student in 200 s
-# (BPE tokenizer, 2,400 steps, with its dev scores) and the agent base in 82 s at abb308d. Episodes at d802ffd, where
-# every option of the design space validates and so nearly every episode trains: outer steps 0 and 1 took 480 s and
-# 267 s for 16 episodes each (23 s per episode). Transfer episodes were not re-measured there: taken as outer ones.
-# The agent base with `CloneRecipe.numbers` and 600 imitation steps (ea02636+): 151 s in its clone.json on this
-# 2-core machine (not yet from a cold run).
-COSTS_S = dict(student=200, agent_base=151, episode=23, transfer_episode=23)
+# Seconds on a 2-core CPU. The student: 200 s in a cold `make demo` (`../shared/tools/fresh-run`, abb308d). The agent
+# base with `CloneRecipe.numbers` and 600 imitation steps: 151 s (its clone.json, db7a172). With every spec of a step
+# already trained, an outer step (16 episodes, probe, update) took 6.2 s (median of 30), a fixed evaluation 7-19 s
+# and the transfer stage 32 s (runs on a filled cache, db7a172). A new inner job: 19.3 s wall, median of the 144 of
+# bench/grid.py (two at a time). Every spec the scripted space holds is trained at most once per machine.
+COSTS_S = dict(student=200, agent_base=151, step=6.2, curve=12, transfer=32, inner_job=19.3)
+SPACE = len(FAMILIES) * math.prod(len(v) for v in CHOICES.values())  # distinct specs of the scripted space: 144
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
 def _existing(path:Path) -> Path:
@@ -168,16 +168,16 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
     builds = {name: (ready, COSTS_S[name]) for name, ready in
               (('student', student_ready(StudentRecipe())), ('agent_base', agent_base_ready(clone)))}
     done = read_metrics(out) if (out / 'metrics.jsonl').exists() else []
-    step_s = statistics.median(r['seconds'] for r in done) if done else \
-        (COSTS_S['episode'] and COSTS_S['episode'] * cfg.group_size * cfg.briefs_per_step)
     left = max(0, cfg.steps - len(done))
     n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout]))
-    n_curve = cfg.curve_seeds and len(FAMILIES) * cfg.curve_seeds * len(
-        {s for s in range(len(done), cfg.steps) if s % cfg.curve_every == 0} | {cfg.steps})
+    evals = {s for s in range(len(done), cfg.steps) if s % cfg.curve_every == 0} | {cfg.steps}
+    n_evals = len(evals) if cfg.curve_seeds else 0
+    # new inner jobs: one per distinct spec, at most the scripted space on every family (a resumed run measured its own)
+    n_jobs = 0 if done else min(SPACE, cfg.steps * cfg.group_size * cfg.briefs_per_step)
     est = dict(builds=_sum([s for ready, s in builds.values() if not ready]),
-               outer=None if step_s is None else left * step_s,
-               transfer=COSTS_S['transfer_episode'] and n_transfer * COSTS_S['transfer_episode'],
-               curve=COSTS_S['episode'] and n_curve * COSTS_S['episode'])  # at most: a spec trained before is cached
+               outer=left * (statistics.median(r['seconds'] for r in done) if done else COSTS_S['step']),
+               inner=n_jobs * COSTS_S['inner_job'] / cfg.slots, curve=n_evals * COSTS_S['curve'],
+               transfer=COSTS_S['transfer'])
     disk = _free_gb({'the run folder': out, 'the caches': cache_dir(), 'the data dir': data_dir()})
     say('preflight')
     say(f"  sandbox    {sandbox}")
@@ -189,8 +189,8 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
         say(f"  {name:10s} " + ('built (cached)' if ready else f'not built yet: built first, once ({_time(s)})'))
     say(f"  estimate   {_time(_sum(list(est.values())))} in all on 2 CPU cores: "
         f"{'nothing to build' if est['builds'] == 0 else 'builds ' + _time(est['builds'])}, "
-        f"{left} outer steps {_time(est['outer'])}, fixed evaluation (at most {n_curve} episodes) {_time(est['curve'])}, "
-        f"transfer ({n_transfer} episodes) {_time(est['transfer'])}")
+        f"{left} outer steps {_time(est['outer'])} + inner jobs for up to {n_jobs} new specs {_time(est['inner'])}, "
+        f"{n_evals} fixed evaluations {_time(est['curve'])}, transfer ({n_transfer} episodes) {_time(est['transfer'])}")
     return dict(sandbox_ok=sandbox_ok, sandbox=sandbox, disk_gb=disk, builds={k: r for k, (r, _) in builds.items()},
                 estimate_s=est, steps_left=left)
 

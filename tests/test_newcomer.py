@@ -29,7 +29,8 @@ def test_demo_from_a_fresh_folder_with_relative_paths(tmp_path):
            'PYTHONUNBUFFERED': '1'}
     env.pop('AGENTFORGE_WEAK_SANDBOX_SAID', None)
     cmd = [str(CLI), 'demo', '--out', 'runs/smoke', '--steps', '1', '--group-size', '2', '--briefs-per-step', '1',
-           '--eval-per-family', '2', '--holdout', 'string_ops', '--eval-trained', 'none']   # string_ops: quick jobs
+           '--eval-per-family', '2', '--holdout', 'string_ops', '--eval-trained', 'none',   # string_ops: quick jobs
+           '--curve-seeds', '1']   # the fixed evaluation: one episode per family before step 0 and after step 1
     p = subprocess.run(cmd, cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     log = p.stdout + p.stderr
     assert p.returncode == 0, log[-4000:]
@@ -43,9 +44,12 @@ def test_demo_from_a_fresh_folder_with_relative_paths(tmp_path):
     t = json.loads((run / 'transfer.json').read_text())
     assert all(r['ungraded'] == 0 for r in t['table'])
     records = [json.loads(q.read_text()) for q in run.glob('**/episodes/*.json')]
-    assert len(records) == 2 + 4 * 2 and all(r['reward'] for r in records)   # every episode graded
+    assert len(records) == 2 + 4 * 2 + 2 * 6 and all(r['reward'] for r in records)   # every episode graded
+    curve = [json.loads(l) for l in (run / 'curve.jsonl').read_text().splitlines()]
+    assert [c['step'] for c in curve] == [0, 1] and all(c['counts']['graded'] == c['counts']['episodes'] == 6 for c in curve)
     for r in records:   # a validated episode's reward comes from a job that finished
         if r['validated_on']: assert r['job']['state'] in ('done', 'cached') and r['inner']['post'] is not None
     report = (run / 'report.md').read_text()
     assert 'STOPPED' not in report and 'DIED' not in report and 'Episodes graded: 2 of 2' in report
+    assert '## Fixed evaluation' in report and 'could not be graded' not in report
     assert 'preflight' in log and 'estimate' in log and log.count('WEAK mode') <= 1
