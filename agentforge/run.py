@@ -35,11 +35,11 @@ class RunConfig:
     learning_rate:float=1e-3 # the outer LoRA's learning rate
     temperature:float=1.0 # the agent's sampling temperature
     weights:str='reference' # the episode reward's weights (grading.WEIGHTS)
-    eval_per_family:int=8 # transfer episodes per agent and family
+    eval_per_family:int=24 # transfer episodes per agent and family (24 paired jobs: an interval that can exclude 0)
     eval_trained:tuple=('string_ops',) # trained families also evaluated (the held-out one always is)
     slots:int=2 # inner jobs at once
     curve_every:int=5 # the fixed evaluation (lesson 12c) runs every this many outer steps, and after the last
-    curve_seeds:int=4 # its episodes per family, every family (0: no fixed evaluation)
+    curve_seeds:int=8 # its episodes per family, every family (0: no fixed evaluation)
     seed:int=0
 
     def __post_init__(self):
@@ -129,10 +129,10 @@ def _jobs_text(st:dict, recs:list) -> str:
 # %% ../nbs/13_run.ipynb #b8f113e3
 # Seconds on a 2-core CPU. The student: 200 s in a cold `make demo` (`../shared/tools/fresh-run`, abb308d). The agent
 # base with `CloneRecipe.numbers` and 600 imitation steps: 151 s (its clone.json, db7a172). With every spec of a step
-# already trained, an outer step (16 episodes, probe, update) took 6.2 s (median of 30), a fixed evaluation 7-19 s
-# and the transfer stage 32 s (runs on a filled cache, db7a172). A new inner job: 19.3 s wall, median of the 144 of
-# bench/grid.py (two at a time). Every spec the scripted space holds is trained at most once per machine.
-COSTS_S = dict(student=200, agent_base=151, step=6.2, curve=12, transfer=32, inner_job=19.3)
+# already trained, an outer step (16 episodes, probe, update) took 6.2 s (median of 30); an evaluation episode (fixed
+# evaluation or transfer) about 0.5 s (24 in 7-19 s, 64 in 32 s; runs on a filled cache, db7a172). A new inner job:
+# 19.3 s wall, median of the 144 of bench/grid.py (two at a time). Each spec of the scripted space trains once.
+COSTS_S = dict(student=200, agent_base=151, step=6.2, eval_episode=0.5, inner_job=19.3)
 SPACE = len(FAMILIES) * math.prod(len(v) for v in CHOICES.values())  # distinct specs of the scripted space: 144
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
@@ -176,8 +176,9 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
     n_jobs = 0 if done else min(SPACE, cfg.steps * cfg.group_size * cfg.briefs_per_step)
     est = dict(builds=_sum([s for ready, s in builds.values() if not ready]),
                outer=left * (statistics.median(r['seconds'] for r in done) if done else COSTS_S['step']),
-               inner=n_jobs * COSTS_S['inner_job'] / cfg.slots, curve=n_evals * COSTS_S['curve'],
-               transfer=COSTS_S['transfer'])
+               inner=n_jobs * COSTS_S['inner_job'] / cfg.slots,
+               curve=n_evals * len(FAMILIES) * cfg.curve_seeds * COSTS_S['eval_episode'],
+               transfer=n_transfer * COSTS_S['eval_episode'])
     disk = _free_gb({'the run folder': out, 'the caches': cache_dir(), 'the data dir': data_dir()})
     say('preflight')
     say(f"  sandbox    {sandbox}")
