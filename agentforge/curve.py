@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Sequence
 from matplotlib.figure import Figure
 from .families import FAMILIES
+from .grading import uplift
 from .transfer import _save_png, bootstrap_ci, eval_jobs, paired_diff_ci
 
 # %% auto #0
@@ -39,7 +40,7 @@ def curve_row(
         pre, post = inner.get('pre'), inner.get('post')
         eps.append(dict(brief=r.brief, seed=int(r.seed), total=r.reward.get('total') if r.reward else None,
                         validated=bool(r.validated_on), job=(getattr(r, 'job', None) or {}).get('state'),
-                        gain=None if pre is None or post is None else round((post - pre) / max(1e-9, 1 - pre), 4)))
+                        gain=None if pre is None or post is None else uplift(pre, post, 'normalized', floor=-1.0)))
     counts = dict(episodes=len(eps), graded=sum(e['total'] is not None for e in eps),
                   validated=sum(e['validated'] for e in eps), cached=sum(e['job'] == 'cached' for e in eps),
                   trained=sum(e['job'] == 'done' for e in eps))

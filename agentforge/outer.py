@@ -51,12 +51,11 @@ def credit_segments(rec, # a graded record: .reward['total'], .turns, and (for '
     "Split an episode's turns into the decisions that are credited together, and say what each one earned."
     total = float(rec.reward['total'])
     if credit not in CREDITS: raise ValueError(f'credit is one of {CREDITS}, got {credit!r}')
-    subs = [bool((c.get('result') or {}).get('validated')) for c in getattr(rec, 'tool_calls', None) or []
-            if c['name'] == 'submit']
-    turns = [c['turn'] for c in getattr(rec, 'tool_calls', None) or [] if c['name'] == 'submit']
+    subs = [(c['turn'], bool((c.get('result') or {}).get('validated'))) for c in getattr(rec, 'tool_calls', None) or []
+            if c['name'] == 'submit']  # (turn, validated) of each submission, in order
     if credit == 'episode' or not subs: return [0] * len(rec.turns), [total]
-    seg = [next((i for i, n in enumerate(turns) if n >= t), len(subs)) for t in range(len(rec.turns))]
-    earned = [total if ok else 0.0 for ok in subs] + [total]  # a rejected spec earns what never validating earns: 0
+    seg = [next((i for i, (n, _) in enumerate(subs) if n >= t), len(subs)) for t in range(len(rec.turns))]
+    earned = [total if ok else 0.0 for _, ok in subs] + [total]  # a rejected spec earns what never validating earns: 0
     used = sorted(set(seg))
     return [used.index(s) for s in seg], [earned[s] for s in used]
 
