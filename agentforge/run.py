@@ -91,7 +91,9 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
         recs = run_episodes(agent, jobs, out / 'curve', pool_root=out / 'pool', weights=cfg.weights, step=step,
                             budgets=Budgets(max_attempts=1), slots=cfg.slots, tag='curve')
         row = curve_row(step, recs, round(time.monotonic() - t, 1))
-        if progress: print(f'  fixed eval {curve_text(row, [cfg.holdout])}', file=sys.stderr)
+        if progress:  # tqdm.write: a line of its own above the outer loop's progress bar
+            from tqdm.auto import tqdm
+            tqdm.write(f'  fixed eval {curve_text(row, [cfg.holdout])}', file=sys.stderr)
         return row
     rows = train(agent, cfg.outer_config(), out, rollout, progress=progress,
                  meta=dict(weights=cfg.weights, clone=clone.key()),
