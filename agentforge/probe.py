@@ -7,7 +7,7 @@ from __future__ import annotations
 import json, random, re, statistics, time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from .tasks import CANARY_PREFIX, as_messages, hidden_split, normalize, prompt_key, dev_split
+from .tasks import CANARY_PREFIX, DEV_SEED, LEVELS, as_messages, generate, hidden_split, normalize, prompt_key
 from .families import get_family
 from .spec import QUOTAS, Spec, SpecError, load_rows, load_spec
 from .rewards import combine, make_reward
@@ -17,9 +17,9 @@ from .grading import MAX_ATTEMPTS
 # %% auto #0
 __all__ = ['BUDGETS', 'MIN_ROWS', 'MAX_DUPLICATES', 'ANSWER_IN_PROMPT_SLACK', 'CORRUPTIONS', 'PROBE_ROWS', 'GOLD_HIGH',
            'GOLD_SHARE', 'MARGIN', 'LATENCY_S', 'CALL_S', 'CORRUPTION_TEXT', 'SAT_ROWS', 'SAT_GROUP', 'PASS', 'Check',
-           'Report', 'check_hyperparameters', 'check_dataset', 'check_leakage', 'corruptions', 'probe_batch',
-           'builtin_values', 'totals', 'custom_values', 'check_determinism', 'check_statefulness', 'check_latency',
-           'check_scores', 'check_rewards', 'check_saturation', 'validate']
+           'Report', 'check_hyperparameters', 'family_answer_rate', 'check_dataset', 'check_leakage', 'corruptions',
+           'probe_batch', 'builtin_values', 'totals', 'custom_values', 'check_determinism', 'check_statefulness',
+           'check_latency', 'check_scores', 'check_rewards', 'check_saturation', 'validate']
 
 # %% ../nbs/06_probe.ipynb #d31906f3
 @dataclass
@@ -85,15 +85,23 @@ def _answer_in_prompt(rows:list) -> float:
     return sum(hits) / max(1, len(hits))
 
 @lru_cache(maxsize=None)
-def _family_answer_rate(brief:str) -> float:
-    return _answer_in_prompt([dict(prompt=i.prompt, answer=i.answer) for i in dev_split(get_family(brief))])
+def _generator_answer_rate(brief:str, params:str) -> float:
+    "The family generator's own answer-in-prompt rate at `params` (JSON), over 512 items of a fixed seed."
+    return _answer_in_prompt([dict(prompt=i.prompt, answer=i.answer)
+                              for i in generate(get_family(brief), 512, DEV_SEED, json.loads(params))])
+
+def family_answer_rate(spec:Spec) -> float:
+    "What the family itself gives away: at the spec's generator params, or at the family's most giving level."
+    fam, g = get_family(spec.brief), spec.data.get('generate')
+    params = [g['params']] if g else [fam.level_params(lv) for lv in LEVELS]
+    return max(_generator_answer_rate(spec.brief, json.dumps(p, sort_keys=True)) for p in params)
 
 def check_dataset(spec:Spec, rows:list) -> Check:
     "Reject too few rows, duplicated prompts, and answers given away in prompts (beyond the family's own rate)."
     if len(rows) < MIN_ROWS: return Check('dataset', False, f"{len(rows)} rows; at least {MIN_ROWS} are needed", 'DATASET_TOO_SMALL')
     dup = 1 - len({prompt_key(r['prompt']) for r in rows}) / len(rows)
     if dup > MAX_DUPLICATES: return Check('dataset', False, f"{dup:.0%} of prompts are duplicates; at most {MAX_DUPLICATES:.0%}", 'DATASET_DUPLICATES')
-    rate, base = _answer_in_prompt(rows), _family_answer_rate(spec.brief)
+    rate, base = _answer_in_prompt(rows), family_answer_rate(spec)
     if rate > base + ANSWER_IN_PROMPT_SLACK:
         return Check('dataset', False, f"the answer appears in {rate:.0%} of prompts (the {spec.brief} family's own rate is {base:.0%}): "
                      "the student would learn to copy; keep answers out of prompts", 'DATASET_ANSWER_IN_PROMPT')
