@@ -15,7 +15,7 @@ from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward
 
 # %% auto #0
 __all__ = ['app', 'pool_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status', 'pool_worker',
-           'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'landscape']
+           'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'landscape', 'quiz']
 
 # %% ../nbs/90_cli.ipynb #a5c7f44a
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=(
@@ -357,6 +357,31 @@ def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default
     if as_json: return typer.echo(json.dumps({**land, 'verdicts': verdicts(land)}))
     typer.echo(format_landscape(land))
     typer.echo(f"\n{out / 'landscape.json'}\n{png}")
+
+# %% ../nbs/90_cli.ipynb #c7a1d0e2
+@app.command(help="Take a lesson's quiz in the terminal: each question, your answer, its feedback, the score at the "
+             "end.\n\nWithout LESSON, list the lessons that have a quiz bank (nbs/quizzes/).")
+def quiz(lesson:Optional[str]=typer.Argument(None, help='a lesson: 01_grading, its number (01) or its topic (grading)'),
+         answers:Optional[str]=typer.Option(None, help="answer without prompts, one per question, ';'-separated: a "
+                                            "letter (b), letters (a,c), a number (0.575), '-' for a discussion"),
+         show:bool=typer.Option(False, '--show', help='print the quiz as Markdown, answers folded; ask nothing')):
+    from agentforge.quiz import BANK_DIR, ask, bank_path, lessons, load_bank, to_markdown
+    if lesson is None:
+        if not lessons(): _fail(f"error: no quiz banks in {BANK_DIR}: they ship with the course repository")
+        for n in lessons(): typer.echo(f"{n:16s} {len(load_bank(n))} questions")
+        return
+    try: qs, name = load_bank(lesson), bank_path(lesson).stem
+    except ValueError as e: _fail(f"error: {e}")
+    if show: return typer.echo(to_markdown(qs, name))
+    how = '' if answers is not None else '; answer with a letter (b), letters (a,c) or a number; Ctrl-D stops'
+    typer.echo(f"quiz {name}: {len(qs)} questions{how}\n")
+    if answers is None: ask(qs, read=input, write=typer.echo)
+    else:
+        given = iter(answers.split(';'))
+        def scripted(prompt:str) -> str:
+            typer.echo(prompt + (a := next(given)).strip())
+            return a
+        ask(qs, read=scripted, write=typer.echo, retry=False)
 
 # %% ../nbs/90_cli.ipynb #739ed657
 @app.callback(invoke_without_command=True)

@@ -11,8 +11,14 @@ def test_bank_is_well_formed(bank):
     assert isinstance(qs, list) and qs and len({q['id'] for q in qs}) == len(qs)
     nbs = bank.parents[1]
     assert (nbs / f'{bank.stem}.ipynb').exists(), f'{bank.name} names no lesson'
+    assert f'nbs/{bank.stem}.ipynb' in bank.read_text().split('\n', 1)[0], f'{bank.name}: its header names another lesson'
+    from agentforge.quiz import load_bank
+    assert load_bank(bank.stem) == qs  # agentforge.quiz.check_question accepts every question (and names what breaks)
     for q in qs:
-        assert q['type'] in ('single', 'multi', 'numeric') and q['question'].strip(), q['id']
+        assert q['type'] in ('single', 'multi', 'numeric', 'discussion') and q['question'].strip(), q['id']
+        if q['type'] == 'discussion':
+            assert q['notes'].strip() and 'answers' not in q, q['id']
+            continue
         if q['type'] == 'numeric':
             assert isinstance(q['answer'], (int, float)) and q['tolerance'] >= 0 and q['feedback'].strip(), q['id']
             continue
@@ -78,3 +84,121 @@ def test_credit_and_curve_numeric_answers_match_the_code():
     row = lambda step, xs: dict(step=step, episodes=[dict(brief='arithmetic', seed=i, total=x) for i, x in enumerate(xs)])
     ch = curve_change([row(0, [0.4, 0.2, 0.5, 0.3]), row(10, [0.5, 0.2, 0.7, 0.3])], ['arithmetic'])
     assert abs(ch['mean'] - q['answer']) <= q['tolerance']
+
+def _bank(stem): return {q['id']: q for q in yaml.safe_load((BANKS[0].parent / f'{stem}.yaml').read_text())}
+def _close(q, value): assert abs(value - q['answer']) <= q['tolerance'] + 1e-9, (q['id'], value, q['answer'])
+def _marks(q, judge):
+    "Check a multiple-choice question's right options against `judge(option text)`, a computation of the library."
+    assert [a['correct'] for a in q['answers']] == [bool(judge(a['text'])) for a in q['answers']], q['id']
+
+def test_reference_system_questions_match_the_code():
+    "The four reference questions: who is trained, decaying credit, the two stacks, the peak; numbers from the library."
+    from agentforge.grading import MAX_ATTEMPTS, VALIDATION_DECAY, validation_score
+    from agentforge.report import REFERENCE_PEAK, summarize
+    from agentforge.transfer import REFERENCE_TRANSFER
+    from agentforge.presets import get_preset
+    assert (MAX_ATTEMPTS, VALIDATION_DECAY) == (3, 0.2)  # "1.0 first try, -0.2 per retry, a retry limit of 3"
+    assert [validation_score(a) for a in (1, 2, 3, None)] == [1.0, 0.8, 0.6, 0.0]
+    right = next(a['text'] for a in _bank('01_grading')['grading-failed-validation']['answers'] if a['correct'])
+    right = ' '.join(right.split())
+    assert '1.0 on the first try, 0.2 less per retry (0.8, 0.6)' in right and 'retry limit of 3' in right
+    _close(_bank('13_run')['run-reference-peak'], REFERENCE_PEAK)
+    assert '54 outer steps' in ' '.join(summarize([dict(step=0, reward_mean=0.1)]))  # the report's own wording
+    _close(_bank('12_transfer')['transfer-reference-heldout'], REFERENCE_TRANSFER['diff'])
+    assert abs(REFERENCE_TRANSFER['after'] - REFERENCE_TRANSFER['before'] - REFERENCE_TRANSFER['diff']) < 1e-9
+    who = next(a['text'] for a in _bank('11_outer')['outer-who-is-trained']['answers'] if a['correct'])
+    assert get_preset('qwen3.6-35b-a3b').source.split('/')[1] in who and 'r 8, alpha 32' in who
+    stacks = ' '.join(next(a['text'] for a in _bank('13_run')['run-two-stacks']['answers'] if a['correct']).split())
+    assert 'GRPOTrainer' in stacks and 'never corrupts the other' in stacks
+
+def test_layer_bank_numbers_match_the_code():
+    import inspect, random
+    from agentforge.families import Arithmetic, UnitConversion
+    from agentforge.presets import presets_for
+    from agentforge.spec import QUOTAS, check_task, example_doc
+    from agentforge.rewards import combine, length_penalty, numeric_match
+    from agentforge.sandbox import Limits
+    from agentforge.workspace import Workspace
+    from agentforge.grading import MAX_ATTEMPTS
+    from agentforge.probe import CALL_S, LATENCY_S
+    from agentforge.served import post_json
+    from agentforge.cloning import CloneRecipe
+    from agentforge.report import reward_components
+    from agentforge.quiz import grade
+    fam = _bank('02a_families')
+    _close(fam['families-carry-habit'], int(Arithmetic().distractor(random.Random(0), '', '85', dict(a=47, b=38, op='+'))))
+    _close(fam['families-wrong-factor'], int(UnitConversion().distractor(None, '', '7000', dict(x=7, factor=1000, direction='up'))))
+    _marks(fam['families-integer-score'], lambda t: Arithmetic().score(t, '1024'))
+    _close(_bank('03_presets')['presets-student-count'], len(presets_for('student')))
+    spec = _bank('04_spec')
+    _close(spec['spec-max-files'], QUOTAS['max_files'])
+    doc = example_doc('arithmetic')
+    doc['grpo'].update(num_generations=8, per_device_train_batch_size=12)
+    msg = next(p.message for p in check_task(doc) if p.field == 'grpo.per_device_train_batch_size')
+    _close(spec['spec-batch-suggestion'], int(msg.rsplit('e.g. ', 1)[1]))
+    rw = _bank('04a_rewards')
+    _close(rw['rewards-combine-none'], combine([[None], [1.0]], [1.0, 0.2])[0])
+    _close(rw['rewards-length-penalty'], length_penalty([None], ['x' * 15], [''], target=10)[0])
+    _marks(rw['rewards-numeric-which'], lambda t: numeric_match([None], [t.replace('\\n', '\n')], ['1000'])[0])
+    _close(_bank('05_sandbox')['sandbox-memory'], Limits().memory_bytes / 2 ** 30)
+    ws = _bank('05a_workspace')
+    _close(ws['workspace-baseline-calls'], inspect.signature(Workspace.__init__).parameters['baseline_calls'].default)
+    _close(ws['workspace-attempts'], MAX_ATTEMPTS)
+    _close(_bank('06_probe')['probe-call-budget'], CALL_S + 10 * LATENCY_S)
+    _close(_bank('09a_served')['served-retry-count'], inspect.signature(post_json).parameters['retries'].default)
+    _close(_bank('10a_cloning')['cloning-steps'], CloneRecipe().steps)
+    row = dict(validation_mean=1.0, uplift_mean=0.10, post_mean=0.40, speed_mean=0.50)
+    _close(_bank('12a_report')['report-components'], sum(v[0] for v in reward_components([row]).values()))
+    q = _bank('14_quiz')['quiz-tolerance-edge']
+    probe = dict(id='edge', type='numeric', question='?', answer=0.575, tolerance=0.005, feedback='.')
+    assert grade(probe, q['answer'])[0] and not grade(probe, q['answer'] + 0.0001)[0]
+
+def test_layer_bank_choices_match_the_code():
+    "Multiple-choice questions whose right options the library can decide, decided by the library."
+    from agentforge.workspace import ToolError, check_path
+    from agentforge.sandbox import decode_value
+    def refused(text):
+        path = {'a name with a newline in it': 'a\nb'}.get(text, text.strip('`'))
+        try: check_path(path, for_write=True)
+        except ToolError: return True
+        return False
+    _marks(_bank('05a_workspace')['workspace-refused-paths'], refused)
+    enc = {'`[True, False]` (booleans)': [['x', "<class 'bool'>"]], '`[0.25, None]`': [['f', (0.25).hex()], None],
+           "`[float('nan'), 0.5]`": [['f', float('nan').hex()], ['f', (0.5).hex()]],
+           '`[1.5, 0.0]`': [['f', (1.5).hex()], ['f', (0.0).hex()]], "`['1', '0']` (strings)": [['x', "<class 'str'>"]]}
+    _marks(_bank('05_sandbox')['sandbox-values'], lambda t: any(decode_value(e)[1] for e in enc[t]))
+
+def test_quoted_defaults_match_the_code():
+    "Defaults and constants that questions quote in their text."
+    import inspect
+    from agentforge.episode import MAX_DEAD_SHARE, Budgets
+    from agentforge.grading import SAMPLES, WEIGHTS
+    from agentforge.tasks import HIDDEN_SIZE
+    from agentforge.outer import OuterConfig, token_weights, Sample
+    from agentforge.agents import KNOBS
+    from agentforge.student import build_student
+    assert Budgets().max_unusable == 1 and MAX_DEAD_SHARE == 0.25          # 10_episode: unusable turn, "a quarter"
+    w = WEIGHTS['reference']                                               # 01, 10, 12a: 0.35 / 0.60 (0.25 + 0.75) / 0.05
+    assert (w.validation, w.quality, w.speed, w.post / w.quality, w.floor) == (0.35, 0.60, 0.05, 0.25, -0.25)
+    assert SAMPLES == 0 and HIDDEN_SIZE == 512                             # 03b "SAMPLES = 0", 12b "512 hidden items"
+    assert 'samples=4)' in inspect.getsource(build_student)              # 03b: the band is sampled, 4 per dev item
+    assert OuterConfig().loss_agg == 'episode'                             # 11_outer: the default aggregation
+    s = lambda ep, n: Sample([1], [2] * n, [0.0] * n, 1.0, ep)
+    _close(_bank('11_outer')['outer-token-weight'], token_weights([s(0, 4), s(0, 6), s(1, 40)])[0])
+    n = 1
+    for v in KNOBS.values(): n *= len(v)
+    assert f'{n:,}' in _bank('09_agents')['agents-design-space-size']['feedback']   # "1,296 specs per family"
+    q = _bank('03b_student')['student-all-wrong-group']
+    _close(q, 0.95 ** 8)
+
+def test_support_depth_answer_matches_the_family():
+    "02b: a node's depth is the number of customer answers after the opening message."
+    from agentforge.families import get_family
+    from agentforge.tasks import dev_split
+    for it in dev_split(get_family('customer_support'))[:32]:
+        assert sum(m['role'] == 'user' for m in it.prompt) - 1 == it.meta['depth']
+    _close(_bank('02b_support')['support-depth'], 3 - 1)  # the question's dialogue: an opening and two answers
+
+def test_models_vocab_answer_matches_the_code():
+    from agentforge.models import build_tokenizer
+    _close(_bank('03a_models')['models-byte-vocab'], len(build_tokenizer()))
