@@ -5,7 +5,7 @@ validated trains the student through the pool; grading turns the result into one
 
 # %% ../nbs/10_episode.ipynb #2016efeb
 from __future__ import annotations
-import hashlib, json, os, shutil, sys, threading, time
+import dataclasses, hashlib, json, os, shutil, sys, threading, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .agents import Agent, Turn, assistant_message
@@ -18,8 +18,9 @@ from .warm import INNER
 from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
-__all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeRecord', 'ProbeUnavailable', 'play', 'play_all',
-           'InnerJobsFailed', 'train_and_grade', 'job_stats', 'check_jobs', 'run_episodes', 'agent_tag']
+__all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv', 'episode_env', 'EpisodeRecord',
+           'ProbeUnavailable', 'play', 'play_all', 'InnerJobsFailed', 'train_and_grade', 'job_stats', 'check_jobs',
+           'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
@@ -38,6 +39,28 @@ class Budgets:
     max_tokens:int=4096
     max_attempts:int=MAX_ATTEMPTS
     max_unusable:int=1 # the episode ends 'unparsable' at this many turns with an unusable call (and none usable)
+
+# %% ../nbs/10_episode.ipynb #e7a1c0df
+@dataclass(frozen=True)
+class EpisodeEnv:
+    "What the episodes of one batch share: limits, step, student, platform data, and how their specs are graded."
+    budgets:Budgets=field(default_factory=Budgets) # turns, tokens, submissions, unusable turns
+    step:int|None=None # the outer step the episodes belong to (None: not part of a run)
+    student:str='tiny-student' # the student every spec trains
+    hidden_root:Path|None=None # the platform data dir (default tasks.data_dir()); made absolute once, here
+    saturation:bool=True # False skips the probe's saturation gate (it needs the student)
+    weights:str='reference' # the episode reward's weights (grading.WEIGHTS)
+    samples:int=SAMPLES # hidden scoring: 0 greedy (the protocol)
+    seed:int=0 # the inner jobs' training seed (fixed: a spec's reward depends only on the spec)
+    slots:int=2 # inner jobs at once
+    pool_root:Path|None=None # the pool's folder (default run_dir/pool)
+
+    def __post_init__(self):
+        for k in ('hidden_root', 'pool_root'): object.__setattr__(self, k, absolute(getattr(self, k)))
+
+def episode_env(env:EpisodeEnv|None=None, **fields) -> EpisodeEnv:
+    "`env` (default: the defaults) with `fields` replaced: one place where keyword settings become an environment."
+    return dataclasses.replace(env or EpisodeEnv(), **fields)
 
 # %% ../nbs/10_episode.ipynb #ab13085b
 @dataclass
@@ -70,13 +93,14 @@ class EpisodeRecord:
 class ProbeUnavailable(RuntimeError):
     "The probe could not run on a submission (its sandbox would not start, ...): not the agent's fault."
 
-def _submit(ws:Workspace, brief:str, rec:EpisodeRecord, hidden_root, saturation:bool=True) -> dict:
+def _submit(env:EpisodeEnv, ws:Workspace, rec:EpisodeRecord) -> dict:
     "Package the workspace (one attempt) and probe it; return the compact result the agent reads."
     res = ws.submit()
-    if not res.get('ok'): return {k: res[k] for k in ('error', 'message', 'attempt', 'attempts_left') if k in res} | {'validated': False}
+    if not res.get('ok'):
+        return {k: res[k] for k in ('error', 'message', 'attempt', 'attempts_left') if k in res} | {'validated': False}
     t = time.monotonic()
-    report = validate(res['submission'], brief=brief, attempt=res['attempt'], hidden_root=hidden_root,
-                      saturation=saturation)
+    report = validate(res['submission'], brief=rec.brief, attempt=res['attempt'], hidden_root=env.hidden_root,
+                      saturation=env.saturation)
     rec.seconds['probe'] += time.monotonic() - t
     rec.probe_reports.append(report.to_json())
     if report.infra(): raise ProbeUnavailable(f'{report.reason}: {report.failure().message}')
@@ -85,19 +109,19 @@ def _submit(ws:Workspace, brief:str, rec:EpisodeRecord, hidden_root, saturation:
     return dict(validated=report.validated, attempt=res['attempt'], attempts_left=res['attempts_left'],
                 reason=report.reason, message=fail.message if fail else 'every check passed')
 
-def _run_call(ws, brief, rec, call, n, k, hidden_root, saturation) -> dict:
-    "Run one tool call; the workspace answers every call, submit goes through the probe."
-    if call.name == 'submit': result = _submit(ws, brief, rec, hidden_root, saturation)
-    else: result = ws.call_tool(call.name, call.arguments)
+def _run_call(env:EpisodeEnv, ws:Workspace, rec:EpisodeRecord, call, n:int, k:int) -> dict:
+    "Run call `k` of turn `n`; the workspace answers every call, submit goes through the probe."
+    result = _submit(env, ws, rec) if call.name == 'submit' else ws.call_tool(call.name, call.arguments)
     rec.tool_calls.append(dict(turn=n, name=call.name, arguments=call.arguments, result=result))
-    return dict(role='tool', tool_call_id=f'call_{n}_{k}', name=call.name, content=json.dumps(result, ensure_ascii=False))
+    content = json.dumps(result, ensure_ascii=False)
+    return dict(role='tool', tool_call_id=f'call_{n}_{k}', name=call.name, content=content)
 
 # %% ../nbs/10_episode.ipynb #8aba5125
 def _turn_seed(seed:int, n:int) -> int: return int.from_bytes(hashlib.sha256(f'{seed}:{n}'.encode()).digest()[:4], 'little')
 
-def _apply_turn(turn:Turn, ws, rec, budgets, hidden_root, saturation=True) -> str|None:
+def _apply_turn(env:EpisodeEnv, turn:Turn, ws:Workspace, rec:EpisodeRecord) -> str|None:
     "Record `turn`, answer its calls (submit goes through the probe); return why the episode ended, or None."
-    n = len(rec.turns)
+    n, budgets = len(rec.turns), env.budgets
     rec.turns.append(asdict(turn)); rec.tokens += turn.tokens
     rec.messages.append(assistant_message(turn, n))
     if not turn.tool_calls and not turn.error: return 'no_submit'
@@ -111,7 +135,7 @@ def _apply_turn(turn:Turn, ws, rec, budgets, hidden_root, saturation=True) -> st
             rec.messages.append(dict(role='tool', tool_call_id=f'call_{n}_{k}', name=call.name, content=json.dumps(
                 dict(ok=False, error='EPISODE_OVER', message='not run: a spec already validated'))))
             continue
-        rec.messages.append(_run_call(ws, rec.brief, rec, call, n, k, hidden_root, saturation))
+        rec.messages.append(_run_call(env, ws, rec, call, n, k))
     if rec.validated_on: return 'validated'
     if ws.attempts >= budgets.max_attempts: return 'retries_exhausted'
     if len(rec.turns) >= budgets.max_turns: return 'turn_budget'
@@ -121,21 +145,19 @@ def _apply_turn(turn:Turn, ws, rec, budgets, hidden_root, saturation=True) -> st
 # %% ../nbs/10_episode.ipynb #b460a485
 def play(agent:Agent, brief:str, seed:int, # the policy; the brief id; the episode seed (the agent samples with it)
          episode_dir, # this episode's folder: workspace/ and submissions/ go here
-         budgets:Budgets=Budgets(), step:int|None=None, hidden_root=None, student:str='tiny-student',
-         saturation:bool=True) -> EpisodeRecord: # False skips the probe's saturation gate (it needs the student)
+         env:EpisodeEnv|None=None, **fields) -> EpisodeRecord: # the environment, or its fields (EpisodeEnv)
     "Phase 1: run the agent against its workspace and the probe until it validates, stops, or a budget runs out."
-    return play_all(agent, [(brief, seed, episode_dir)], budgets, step, hidden_root, student, saturation)[0]
+    return play_all(agent, [(brief, seed, episode_dir)], env, **fields)[0]
 
 def play_all(agent:Agent, episodes:list, # [(brief, seed, episode_dir)]
-             budgets:Budgets=Budgets(), step:int|None=None, hidden_root=None, student:str='tiny-student',
-             saturation:bool=True) -> list: # [EpisodeRecord], in the order of `episodes`
+             env:EpisodeEnv|None=None, **fields) -> list: # [EpisodeRecord], in the order of `episodes`
     "`play` for many episodes in lockstep: each round, one `act_batch` over the episodes still going, then their tools."
-    eps = []
+    env, eps = episode_env(env, **fields), []
     for brief, seed, d in episodes:
-        rec = EpisodeRecord(Path(d).name, brief, getattr(agent, 'name', type(agent).__name__), seed, step,
-                            messages=brief_messages(brief, student))
+        rec = EpisodeRecord(Path(d).name, brief, getattr(agent, 'name', type(agent).__name__), seed, env.step,
+                            messages=brief_messages(brief, env.student))
         eps.append((rec, Workspace(Path(d) / 'workspace', brief, submissions=Path(d) / 'submissions',
-                                   max_attempts=budgets.max_attempts)))
+                                   max_attempts=env.budgets.max_attempts)))
     live = list(eps)
     while live:
         t = time.monotonic()
@@ -147,7 +169,7 @@ def play_all(agent:Agent, episodes:list, # [(brief, seed, episode_dir)]
             rec.seconds['agent'] += share
             try:
                 if isinstance(turn, Exception): raise turn
-                rec.ended = _apply_turn(turn, ws, rec, budgets, hidden_root, saturation) or ''
+                rec.ended = _apply_turn(env, turn, ws, rec) or ''
             except Exception as e:
                 rec.ended = 'infra_error' if isinstance(e, ProbeUnavailable) else 'agent_error'
                 rec.error = f'{type(e).__name__}: {e}'[:2000]
@@ -189,18 +211,19 @@ def _pool(run_dir:Path, pool_root, slots:int):
     return Pool(pool_root or run_dir / 'pool', capacity={'inner': slots},
                 env=dict(OMP_NUM_THREADS=threads, **state_env()))
 
-def train_and_grade(records:list, run_dir, pool_root=None, weights='reference', student:str='tiny-student',
-                    samples:int=SAMPLES, seed:int=0, slots:int=2, hidden_root=None) -> list:
+def train_and_grade(records:list, run_dir, # the records to grade; the run's folder (its pool: run_dir/pool)
+                    env:EpisodeEnv|None=None, **fields) -> list: # the environment, or its fields (EpisodeEnv)
     "Phases 2 and 3: run every validated spec's inner job (cache first, then the pool, `slots` at a time) and grade."
     from agentforge.inner import inner_outcome, submit_inner
-    w, run_dir, pool_root, hidden_root = get_weights(weights), *map(absolute, (run_dir, pool_root, hidden_root))
+    env, run_dir = episode_env(env, **fields), absolute(run_dir)
+    w, slots = get_weights(env.weights), env.slots
     todo = [r for r in records if r.validated_on and (w.uplift or w.speed)]
     for r in records:
         if r not in todo: _grade_no_train(r, w)
     if not todo: return records
-    pool, t = _pool(run_dir, pool_root, slots), time.monotonic()
-    jobs = {id(r): submit_inner(pool, r.submission, student, seed, samples, hidden_root, pool_name='inner')
-            for r in todo}
+    pool, t = _pool(run_dir, env.pool_root, slots), time.monotonic()
+    jobs = {id(r): submit_inner(pool, r.submission, env.student, env.seed, env.samples, env.hidden_root,
+                                pool_name='inner') for r in todo}
     stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
     if pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once, each job a fresh fork
         pool.work('inner', slots=slots, until_idle=True, stop=stop, warm=INNER)
@@ -235,17 +258,20 @@ def check_jobs(records:list, where:str, max_dead_share:float=MAX_DEAD_SHARE) -> 
     return st
 
 def run_episodes(agent:Agent, jobs:list, # [(brief, seed)]
-                 run_dir, pool_root=None, weights='reference', step:int|None=None, budgets:Budgets=Budgets(),
-                 student:str='tiny-student', samples:int=SAMPLES, slots:int=2, hidden_root=None, tag:str='',
-                 saturation:bool=True, max_dead_share:float=MAX_DEAD_SHARE) -> list:
+                 run_dir, # work/, episodes/ and (by default) pool/ go here
+                 env:EpisodeEnv|None=None, # the environment; or give its fields as keywords
+                 tag:str='', # the episodes' id prefix (default: the agent's name)
+                 max_dead_share:float=MAX_DEAD_SHARE, # more dead inner jobs than this share stops the run
+                 **fields) -> list:
     "Play, train and grade one episode per `(brief, seed)`; save each record; stop (InnerJobsFailed) if many jobs died."
-    run_dir, hidden_root, episodes = absolute(run_dir), absolute(hidden_root), []
+    env, run_dir, episodes = episode_env(env, **fields), absolute(run_dir), []
+    step = env.step
     for i, (brief, seed) in enumerate(jobs):
         eid = f"{tag or agent_tag(agent)}-{'' if step is None else f's{step:03d}-'}{i:02d}-{brief}-{seed}"
         shutil.rmtree(run_dir / 'work' / eid, ignore_errors=True)  # a rerun of a killed step starts the episode afresh
         episodes.append((brief, seed, run_dir / 'work' / eid))
-    records = play_all(agent, episodes, budgets, step, hidden_root, student, saturation)  # batched turns
-    train_and_grade(records, run_dir, pool_root, weights, student, samples, 0, slots, hidden_root)
+    records = play_all(agent, episodes, env)  # batched turns
+    train_and_grade(records, run_dir, env)
     for r in records: r.save(run_dir / 'episodes')
     check_jobs(records, f"step {step}" if step is not None else f"{tag or agent_tag(agent)}'s episodes", max_dead_share)
     return records

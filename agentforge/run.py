@@ -12,7 +12,7 @@ import yaml
 from .agents import CHOICES, ScriptedAgent
 from .cloning import CloneRecipe, agent_base_ready, load_tiny_agent
 from .curve import curve_jobs, curve_row, curve_text
-from .episode import Budgets, InnerJobsFailed, job_stats, run_episodes
+from .episode import Budgets, EpisodeEnv, InnerJobsFailed, job_stats, run_episodes
 from .families import FAMILIES
 from .outer import OuterConfig, policy_probe, read_metrics, train
 from .report import write_report
@@ -80,16 +80,20 @@ def event(out, name:str, **detail):
     with open(Path(out) / 'events.jsonl', 'a') as f: f.write(json.dumps(dict(t=round(time.time(), 3), event=name, **detail)) + '\n')
 
 # %% ../nbs/13_run.ipynb #09eb12dd
+def _env(cfg:RunConfig, out:Path) -> EpisodeEnv:
+    "The episodes' environment in every stage of a run: its weights, slots and one pool (a spec is one job)."
+    return EpisodeEnv(weights=cfg.weights, slots=cfg.slots, pool_root=out / 'pool')
+
 def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneRecipe()) -> tuple:
     "Train the tiny agent with the outer loop (or resume it); return (agent, metrics rows)."
     out = absolute(out); event(out, 'outer_start', steps=cfg.steps)
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
-        return run_episodes(agent, jobs, out, pool_root=out / 'pool', weights=cfg.weights, step=step, slots=cfg.slots)
+        return run_episodes(agent, jobs, out, _env(cfg, out), step=step)
     def fixed_eval(agent, step):  # lesson 12c: the same first-attempt episodes on every family
         t, jobs = time.monotonic(), curve_jobs(FAMILIES, cfg.curve_seeds, cfg.seed)
-        recs = run_episodes(agent, jobs, out / 'curve', pool_root=out / 'pool', weights=cfg.weights, step=step,
-                            budgets=Budgets(max_attempts=1), slots=cfg.slots, tag='curve')
+        recs = run_episodes(agent, jobs, out / 'curve', _env(cfg, out), step=step, budgets=Budgets(max_attempts=1),
+                            tag='curve')
         row = curve_row(step, recs, round(time.monotonic() - t, 1))
         if progress:  # tqdm.write: a line of its own above the outer loop's progress bar
             from tqdm.auto import tqdm
@@ -111,8 +115,7 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
     agents = dict(trained=trained, untrained=load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained'),
                   **{f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')})
     def run_fn(agent, jobs):  # the same pool as the outer stage: a spec both stages trained is one job
-        recs = run_episodes(agent, jobs, out / 'transfer', pool_root=out / 'pool', weights=cfg.weights,
-                            slots=cfg.slots, tag=agent_name(agents, agent))
+        recs = run_episodes(agent, jobs, out / 'transfer', _env(cfg, out), tag=agent_name(agents, agent))
         if progress:
             print(f'  transfer: {agent_name(agents, agent):18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
         return recs

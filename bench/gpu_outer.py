@@ -59,7 +59,7 @@ def main(a):
     gen_tokens = gen_s = 0.0; updates = []
     for u in range(a.updates):
         t = time.monotonic()
-        recs = [play(agent, 'string_ops', 1000 * u + i, root / f'u{u}-e{i}', Budgets(max_turns=a.turns), saturation=False)
+        recs = [play(agent, 'string_ops', 1000 * u + i, root / f'u{u}-e{i}', budgets=Budgets(max_turns=a.turns), saturation=False)
                 for i in range(a.episodes)]
         gen_s += time.monotonic() - t; gen_tokens += sum(r.tokens for r in recs)
         for i, r in enumerate(recs): r.reward = dict(total=i / a.episodes, validation=0.0, uplift=0.0, speed=0.0)  # synthetic: see docstring
