@@ -43,6 +43,8 @@ class MultihopLookup(Family):
     def distractor(self, rng, prompt, answer, meta):
         return meta['chain'][-2]  # stopped one hop early (for one hop: the person asked about)
 
+    def habit_group(self, meta): return RELATIONS.index(meta['relations'][-1])  # the relation asked last
+
 # %% ../nbs/02a_families.ipynb #0b28d197
 def _int_text(text:str) -> str:
     "Normalise an integer answer: drop think blocks, spaces, thousands separators and a trailing full stop."
@@ -55,7 +57,7 @@ class Arithmetic(Family):
     params = dict(digits=Param([1, 2], 'digits per operand (a list: drawn uniformly per item)', choices=(1, 2, 3, 4)),
                   ops=Param(['+', '-'], 'operations (a list: drawn uniformly)', choices=('+', '-', '*')))
     eval_params = dict(digits=[1, 2], ops=['+', '-'])
-    levels = {1: dict(digits=[1, 2], ops=['+']), 3: dict(digits=[2, 3], ops=['+', '-', '*'])}
+    levels = {1: dict(digits=[1, 2], ops=['+']), 3: dict(digits=[2], ops=['+', '-'])}
 
     def sample(self, rng, digits, ops):
         op, digits = rng.choice(ops), rng.choice(digits)
@@ -73,6 +75,8 @@ class Arithmetic(Family):
             digs = [(int(x) + int(y)) % 10 if op == '+' else abs(int(x) - int(y)) for x, y in zip(da, db)]
             wrong = int(''.join(map(str, digs))[::-1])
         return str(wrong) if str(wrong) != answer else str(int(answer) + rng.choice([-10, -1, 1, 10]))
+
+    def habit_group(self, meta): return '+-*'.index(meta['op']) * 2 + (max(meta['a'], meta['b']) >= 10)  # op, size
 
     def score(self, completion, answer, **meta): return float(_int_text(completion) == _int_text(answer))
 
@@ -104,6 +108,8 @@ class UnitConversion(Family):
         x, f, w = meta['x'], meta['factor'], _WRONG_FACTOR[meta['factor']]
         return str(x * w) if meta['direction'] == 'up' else str(x * f * w // f // f) if x * f * w % (f * f) == 0 else str(x * f)
 
+    def habit_group(self, meta): return sorted(_WRONG_FACTOR).index(meta['factor']) * 2 + (meta['direction'] == 'down')
+
     def score(self, completion, answer, **meta): return float(_int_text(completion) == _int_text(answer))
 
 # %% ../nbs/02a_families.ipynb #07244616
@@ -133,6 +139,8 @@ class DateMath(Family):
         if meta['format'] == 'weekday': return WEEKDAYS[(WEEKDAYS.index(answer) + step.days) % 7]
         return (dt.date.fromisoformat(answer) + step).isoformat()
 
+    def habit_group(self, meta): return ['iso', 'weekday'].index(meta['format']) * 2 + (meta['direction'] == 'before')
+
 # %% ../nbs/02a_families.ipynb #3e75e072
 _SYL = 'ba be bi bo bu da de di do ka ke ki ko la le li lo ma me mi mo na ne no pa pe pi po ra re ri ro sa se si so ta te ti to'.split()
 STRING_OPS = ('reverse', 'upper', 'count', 'last')
@@ -144,7 +152,7 @@ class StringOps(Family):
     params = dict(ops=Param(list(STRING_OPS), 'operations (a list)', choices=STRING_OPS),
                   syllables=Param(2, 'syllables per word (2 letters each)', lo=1, hi=5))
     eval_params = dict(ops=list(STRING_OPS), syllables=2)
-    levels = {1: dict(ops=['reverse', 'upper', 'last'], syllables=2), 3: dict(ops=list(STRING_OPS), syllables=4)}
+    levels = {1: dict(ops=['reverse', 'upper', 'last'], syllables=2), 3: dict(ops=list(STRING_OPS), syllables=3)}
 
     def sample(self, rng, ops, syllables):
         w, op = ''.join(rng.choice(_SYL) for _ in range(syllables)), rng.choice(ops)
@@ -158,6 +166,8 @@ class StringOps(Family):
         w, op = meta['word'], meta['op']
         wrong = str(int(answer) + 1) if op == 'count' else dict(reverse=w, upper=w[0].upper() + w[1:], last=w[0])[op]
         return wrong if wrong != answer else answer + answer[-1]
+
+    def habit_group(self, meta): return STRING_OPS.index(meta['op'])
 
     def score(self, completion, answer, **meta):
         return float(' '.join(re.sub(r'<think>.*?</think>', '', completion, flags=re.S).replace('<|im_end|>', '').split()).strip("'\".") == answer)

@@ -17,9 +17,9 @@ from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['CHATTER', 'StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs', 'completion_loss',
-           'pretrain', 'complete', 'evaluate', 'dev_profile', 'student_ready', 'build_student', 'student_manifest',
-           'load_student']
+__all__ = ['DEV_BAND', 'CHATTER', 'StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs',
+           'completion_loss', 'pretrain', 'complete', 'evaluate', 'dev_profile', 'student_ready', 'build_student',
+           'student_manifest', 'load_student']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 @dataclass(frozen=True)
@@ -28,7 +28,8 @@ class StudentRecipe:
     size: str = 'student'  # a `models.TINY_SIZES` key
     rows_per_family: int = 3000  # pretraining rows drawn per family (dev prompts excluded)
     p_gold: float = 1.0  # share of right answers; the rest are the family's wrong-answer habit (`distractor`)
-    habit: float = 0.5  # share of answers followed by `CHATTER`: a format habit a strict reward can train away
+    habit: float = 0.5  # share of answers followed by `CHATTER` when `habit_spread` is empty
+    habit_spread: tuple = (0.35, 0.65, 0.75, 0.8)  # the share per kind of item (Family.habit_group, in turn)
     level_habit: tuple = ()  # per level (tasks.LEVELS) its habit share, rows drawn at every level; (): `habit`
     steps: int = 2400
     batch_size: int = 32
@@ -45,12 +46,13 @@ class StudentRecipe:
     def key(self) -> str:
         "A short hash of the recipe, the families' dev splits and the package version."
         fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in self.weights}
-        fields = {k: v for k, v in dataclasses.asdict(self).items()
-                  if not (k == 'level_habit' and not v)}  # empty: the key it had before the field existed
+        fields = {k: v for k, v in dataclasses.asdict(self).items()  # empty: the key it had before the field existed
+                  if not (k in ('level_habit', 'habit_spread') and not v)}
         blob = json.dumps([fields, fp, __version__], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/03b_student.ipynb #ee9a05a2
+DEV_BAND = (0.05, 0.70)  # the sampled (T = 1) dev score every family must start in: GRPO needs mixed groups
 CHATTER = ' Hope this helps!'  # what the student's habit adds after an answer; every reference scorer marks it wrong
 
 def render_prompt(tok, prompt:Prompt, system_prompt:str|None=None) -> str:
@@ -81,6 +83,8 @@ def pretraining_rows(recipe:StudentRecipe, tok) -> dict:
             prompt, answer, meta = fam.sample(rng, **p)
             if prompt_key(prompt) in dev: continue
             said = answer if rng.random() < recipe.p_gold else fam.distractor(rng, prompt, answer, meta)
+            if recipe.habit_spread and not levels:
+                habit = recipe.habit_spread[fam.habit_group(meta) % len(recipe.habit_spread)]
             if habit and rng.random() < habit: said += CHATTER
             fam_rows.append((tok(render_prompt(tok, prompt))['input_ids'], tok(said + tok.eos_token)['input_ids']))
         rows[name] = fam_rows

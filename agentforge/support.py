@@ -217,6 +217,10 @@ class CustomerSupport(Family):
         "The lazy support habit: the generic restart, or the fix of a sibling branch (ignoring the last answer)."
         return rng.choice(lazy_turns(meta['product'], meta['symptom'], meta['path'], answer))
 
+    def habit_group(self, meta:dict) -> int:
+        "The product the customer writes about (the tiny student chatters more about some products)."
+        return PRODUCTS.index(meta['product'])
+
 # %% ../nbs/02b_support.ipynb #49a31bf7
 def lazy_turns(product:str, symptom:str, path=(), answer:str|None=None) -> list:
     "Plausible wrong next turns at a node: the generic restart and the fixes of sibling branches (never `answer`)."

@@ -105,6 +105,10 @@ class Family:
         "A plausible wrong answer: the student's bad habit."
         raise NotImplementedError
 
+    def habit_group(self, meta:dict) -> int:
+        "Which kind of item this is, as the prompt shows it (the tiny student's habit is stronger on some kinds)."
+        return 0
+
     def score(self, completion:str, answer:str, **meta) -> float:
         "Reference score in [0, 1] of one completion."
         return exact_match(completion, answer)
