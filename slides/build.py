@@ -508,9 +508,11 @@ def curve_changes(fig, path='results/outer/numbers-600.json'):
 
 
 @_plot
-def knob_deltas(fig, paths=('results/knobs/knobs-multihop_lookup-arithmetic-unit_conversion.json',
-                            'results/knobs/knobs-date_math-customer_support-string_ops.json')):
+def knob_deltas(fig, folder='results/knobs'):
     "Gain of every one-knob change of the heuristic spec minus the heuristic's own gain, per family, ± 2 SE."
+    paths = [f'{folder}/{p.name}' for p in sorted(_path(folder).glob('knobs-*.json'))]  # bench/knobs.py: one per run
+    if not paths:
+        raise BuildError(f'{_CUR[0].deck}: slide "{_CUR[0].title}" needs {folder}/knobs-*.json (bench/knobs.py)')
     rows = [r for p in paths for r in load(p).raw]
     base = {r['brief']: r for r in rows if r['knob'] is None}
     opts = list(dict.fromkeys((r['knob'], r['option']) for r in rows if r['knob'] is not None))
