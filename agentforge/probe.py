@@ -275,7 +275,7 @@ def check_rewards(spec:Spec, rows:list, worker:RewardWorker, limits:Limits=Limit
     return out + check_scores(totals(spec, values, len(batch['ids'])), len(sub), kinds, cands)
 
 # %% ../nbs/06_probe.ipynb #5cf804f3
-SAT_ROWS, SAT_GROUP, PASS = 16, 4, 0.5
+SAT_ROWS, SAT_GROUP, PASS = 48, 8, 0.5  # prompts, samples per prompt (the spec's group size up to 8), a pass
 
 @lru_cache(maxsize=4)
 def _student(name:str):
