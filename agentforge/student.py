@@ -162,11 +162,11 @@ def evaluate(model, tok, family, items:list, samples:int=2, temperature:float=1.
     return dict(score=sum(scores) / len(scores), per_item=per_item, samples=samples, temperature=temperature,
                 examples=[(str(it.prompt)[-60:], c, it.answer) for it, c in list(zip(reps, comps))[:3]])
 
-def dev_profile(model, tok, families=None, k:int=8, seed:int=0) -> dict:
-    "Per family on the dev split: mean score at T = 1 (`k` samples an item), greedy score, and pass@k."
+def dev_profile(model, tok, families=None, k:int=8, seed:int=0, split=dev_split) -> dict:
+    "Per family on `split(family)` (the dev split): mean score at T = 1 (`k` samples an item), greedy, and pass@k."
     out = {}
     for name in families or list(FAMILIES):
-        fam, items = get_family(name), dev_split(get_family(name))
+        fam = get_family(name); items = split(fam)
         t1 = evaluate(model, tok, fam, items, samples=k, seed=seed)
         greedy = evaluate(model, tok, fam, items, samples=1, temperature=0)['score']
         out[name] = dict(t1=round(t1['score'], 4), greedy=round(greedy, 4),

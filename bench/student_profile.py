@@ -13,20 +13,16 @@ from pathlib import Path
 def profile(items:int, k:int=8) -> dict:
     import torch
     torch.set_num_threads(1)
-    from agentforge.families import FAMILIES, get_family
-    from agentforge.student import evaluate, load_student, student_manifest
+    from agentforge.student import dev_profile, load_student, student_manifest
     from agentforge.tasks import hidden_split
     model, tok = load_student(progress=False)
+    prof = dev_profile(model, tok, k=k, split=lambda fam: hidden_split(fam)[:items])
     out = dict(student=student_manifest()['key'], items=items, samples=k, families={})
-    for name in FAMILIES:
-        fam = get_family(name); split = hidden_split(fam)[:items]
-        t1 = evaluate(model, tok, fam, split, samples=k, seed=0)
-        greedy = evaluate(model, tok, fam, split, samples=1, temperature=0)['score']
-        pk = sum(s > 0 for s in t1['per_item']) / len(split)
-        out['families'][name] = dict(t1=round(t1['score'], 4), greedy=round(greedy, 4), pass_at_k=round(pk, 4),
-                                     gap=round(pk - greedy, 4))
-        print(f"{name:18s} T=1 {t1['score']:6.1%}  greedy {greedy:6.1%}  pass@{k} {pk:6.1%}  gap {pk - greedy:+.3f}",
-              flush=True)
+    for name, p in prof.items():
+        out['families'][name] = dict(t1=p['t1'], greedy=p['greedy'], pass_at_k=p['pass_at_k'],
+                                     gap=round(p['pass_at_k'] - p['greedy'], 4))
+        print(f"{name:18s} T=1 {p['t1']:6.1%}  greedy {p['greedy']:6.1%}  pass@{k} {p['pass_at_k']:6.1%}  "
+              f"gap {p['pass_at_k'] - p['greedy']:+.3f}", flush=True)
     return out
 
 if __name__ == '__main__':
