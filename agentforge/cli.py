@@ -132,9 +132,13 @@ def train(path:Path=typer.Argument(..., help='the spec folder'),
     from agentforge.inner import RewardFailed, ScoringFailed, run_inner
     from agentforge.pool import ResumeMismatch
     from agentforge.probe import validate as run_probe
-    from agentforge.spec import SpecError
+    from agentforge.presets import WeightsUnavailable, require_weights
+    from agentforge.spec import SpecError, load_spec
     path = absolute(path)
     if not path.is_dir(): _fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
+    try: require_weights(student or load_spec(path).student)   # before the probe or any job: ~1 s, not minutes
+    except SpecError: pass   # the probe says what is wrong with the spec
+    except (WeightsUnavailable, ValueError) as e: _fail(f"error: {e}")
     if not skip_probe:
         rep = run_probe(path)
         if not rep.validated: _fail(f"not validated ({rep.reason}): {rep.failure().message}", 2 if rep.infra() else 1)
@@ -143,7 +147,7 @@ def train(path:Path=typer.Argument(..., help='the spec folder'),
     try: r = run_inner(path, student=student, seed=seed, samples=samples, cache=cache, progress=not as_json)
     except SpecError as e: _fail(f"not trainable: {e}", 1)
     except RewardFailed as e: _fail(f"error: {e}", 2 if e.infra else 1)
-    except (ScoringFailed, ResumeMismatch) as e: _fail(f"error: {e}")
+    except (ScoringFailed, ResumeMismatch, WeightsUnavailable) as e: _fail(f"error: {e}")
     typer.echo(json.dumps(r.to_json()) if as_json else _train_report(r))
 
 def _submit_inner(root:Path, spec:Path, student, seed:int, samples:int):

@@ -13,6 +13,7 @@ from . import __version__
 from .grading import SAMPLES, uplift as uplift_score
 from .warm import call
 from .pool import ResumeMismatch, commit_checkpoint, latest_checkpoint
+from .presets import require_weights
 from .sandbox import Limits, RewardWorker
 from .spec import RESERVED_COLUMNS, Spec, load_rows, load_spec
 from .tasks import absolute, as_messages, cache_dir, state_env
@@ -419,6 +420,7 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
     key = result_key(spec, student, seed, samples, hidden_root)
     done = result_path(key, cache_root)
     if cache and done.exists(): return InnerResult(**{**json.loads(done.read_text()), 'cached': True})
+    require_weights(student)   # a real student without its weights fails here, in ~1 s, not inside a scoring process
     if device is None:
         import torch
         device = 'cuda' if torch.cuda.is_available() else 'cpu'

@@ -11,7 +11,7 @@ from tokenizers import Regex, Tokenizer, decoders, models as tok_models, pre_tok
 from transformers import (AutoModelForCausalLM, AutoTokenizer, PreTrainedTokenizerFast, Qwen3Config,
                           Qwen3ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
 from trl.chat_template_utils import add_response_schema, qwen3_chat_template
-from .presets import PRESETS, WeightsUnavailable, get_preset
+from .presets import PRESETS, WeightsUnavailable, get_preset, not_here, require_weights
 
 # %% auto #0
 __all__ = ['SPECIAL_TOKENS', 'NUMBER', 'MARKER_TOKENS', 'TINY_SIZES', 'ATTENTION_MODULES', 'EXPERT_PARAMETERS', 'build_tokenizer',
@@ -89,23 +89,15 @@ def lora_config(model:torch.nn.Module, r:int=8, alpha:int=32, dropout:float=0.0)
 def load_pretrained(source:str, dtype:torch.dtype|None=None, **kwargs) -> tuple:
     "Load `(model, tokenizer)` from a checkpoint folder or a `hub` preset; raise `WeightsUnavailable` with what to do."
     path = Path(source).expanduser()
-    if path.is_dir():
-        if not (path / 'config.json').exists():
-            raise WeightsUnavailable(f"{path} has no config.json: expected a folder written by save_pretrained")
-        ref = str(path)
-    else:
-        preset = get_preset(source)
-        if preset.kind != 'hub': raise ValueError(f"{source!r} is built in code, not loaded: use agentforge.student.load_student")
-        ref = preset.source
-    offline = os.environ.get('HF_HUB_OFFLINE', '0') not in ('0', '', 'false')
+    if not path.is_dir() and get_preset(source).kind != 'hub':
+        raise ValueError(f"{source!r} is built in code, not loaded: use agentforge.student.load_student")
+    local = require_weights(source)   # at most ~1.5 s: the cache or one knock on the hub, never download retries
+    ref = str(path) if path.is_dir() else get_preset(source).source
     try:
-        tok = AutoTokenizer.from_pretrained(ref, local_files_only=offline)
-        model = AutoModelForCausalLM.from_pretrained(ref, dtype=dtype or 'auto', local_files_only=offline, **kwargs)
+        tok = AutoTokenizer.from_pretrained(ref, local_files_only=local)
+        model = AutoModelForCausalLM.from_pretrained(ref, dtype=dtype or 'auto', local_files_only=local, **kwargs)
     except (OSError, ValueError) as e:
-        raise WeightsUnavailable(
-            f"weights for {source!r} ({ref}) are not on this machine. On a machine with hub access run "
-            f"`hf download {ref}`, or pass a local folder (e.g. --student /models/{ref.split('/')[-1]}). "
-            f"Tiny presets that need no weights: {[n for n, p in PRESETS.items() if p.kind == 'tiny']}. ({type(e).__name__}: {str(e)[:200]})") from e
+        raise WeightsUnavailable(not_here(source, ref, f"{type(e).__name__}: {str(e)[:200]}")) from e
     return model, tok
 
 # %% ../nbs/03a_models.ipynb #37eb6481

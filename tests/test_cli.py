@@ -100,6 +100,20 @@ def test_validate_says_what_was_not_checked(tmp_path, monkeypatch):
     assert r.exit_code == 0 and json.loads(r.stdout)['complete'] is False
 
 
+def test_train_without_weights_fails_at_once_saying_where_they_go(tmp_path, monkeypatch):
+    "A qwen3-0.6b spec on a machine with no weights and no hub: exit 2 with where to put them, before any job starts."
+    from agentforge.presets import in_hub_cache
+    from agentforge.spec import example_spec
+    if in_hub_cache('Qwen/Qwen3-0.6B'): pytest.skip('this machine has the real weights in its hub cache')
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
+    monkeypatch.setenv('HF_HUB_OFFLINE', '0'); monkeypatch.setenv('HF_ENDPOINT', 'http://127.0.0.1:9')  # refused at once
+    spec = example_spec('string_ops', tmp_path / 'spec', student='qwen3-0.6b', hidden_root=tmp_path / 'platform')
+    for extra in ([], ['--skip-probe']):
+        r = R.invoke(app, ['train', str(spec), *extra])
+        assert r.exit_code == 2 and 'the hub is not reachable from here' in r.stderr, r.output
+        assert 'hf download Qwen/Qwen3-0.6B' in r.stderr and 'Traceback' not in r.output
+
+
 def test_demo_that_stops_exits_2_with_the_reason(tmp_path, monkeypatch):
     "Too many dead inner jobs: `demo` exits 2 and prints the error (first failure, its log), not a traceback."
     import agentforge.cli as cli, agentforge.run as run
