@@ -14,8 +14,9 @@ from .families import FAMILIES, get_family
 from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward
 
 # %% auto #0
-__all__ = ['app', 'pool_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status', 'pool_worker',
-           'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'landscape', 'quiz']
+__all__ = ['app', 'pool_app', 'spec_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status',
+           'pool_worker', 'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'landscape', 'quiz', 'spec_init',
+           'export']
 
 # %% ../nbs/90_cli.ipynb #a5c7f44a
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=(
@@ -386,6 +387,36 @@ def quiz(lesson:Optional[str]=typer.Argument(None, help='a lesson: 01_grading, i
             typer.echo(prompt + (a := next(given)).strip())
             return a
         ask(qs, read=scripted, write=typer.echo, retry=False)
+
+# %% ../nbs/90_cli.ipynb #e5a7c002
+spec_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=(
+    "Start a task spec: `agentforge spec init BRIEF DIR` writes a commented task.yaml that validates as written."))
+app.add_typer(spec_app, name='spec')
+
+@spec_app.command('init')
+def spec_init(brief:str=typer.Argument(..., help='the brief (family id), e.g. arithmetic (`agentforge families`)'),
+              where:Path=typer.Argument(..., help='the spec folder to create (it must not hold a task.yaml yet)'),
+              student:str=typer.Option('tiny-student', help='a student preset: tiny-student, qwen3-0.6b, qwen3-1.7b')):
+    "Write a commented task.yaml for BRIEF in WHERE: the honest example spec, each knob with what it did in our runs."
+    from agentforge.export import init_spec
+    try: d = init_spec(get_family(brief).name, where, student)
+    except (ValueError, FileExistsError) as e: _fail(f"error: {e}")
+    typer.echo(f"wrote {d / 'task.yaml'}; next: agentforge validate {where}")
+
+@app.command(help="Write a spec as a standalone training script (plain TRL + datasets + transformers, no agentforge "
+                  "import), with its rows (and reward.py) beside it, so a spec never locks anyone in. "
+                  "Validate the spec first: export does not run the probe.")
+def export(path:Path=typer.Argument(..., help='the spec folder'),
+           to:str=typer.Option('trl', help='the target: trl (the only one)'),
+           out:Path=typer.Argument(..., help='the script to write, e.g. train_arithmetic.py'),
+           student:Optional[str]=typer.Option(None, help="the model the script trains (default: the spec's)")):
+    from agentforge.export import export_trl
+    from agentforge.spec import SpecError
+    if to != 'trl': _fail(f"error: --to {to!r}: the only target is trl")
+    if not absolute(path).is_dir(): _fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
+    try: script = export_trl(path, out, student)
+    except (SpecError, ValueError) as e: _fail(f"error: {e}")
+    typer.echo(f"wrote {script} and {script.stem}.rows.jsonl; run: python {script} --out model/")
 
 # %% ../nbs/90_cli.ipynb #739ed657
 @app.callback(invoke_without_command=True)

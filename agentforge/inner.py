@@ -14,17 +14,18 @@ from .grading import SAMPLES, uplift as uplift_score
 from .warm import call
 from .pool import ResumeMismatch, commit_checkpoint, latest_checkpoint
 from .presets import require_weights
+from .student import student_id
 from .sandbox import Limits, RewardWorker
 from .spec import RESERVED_COLUMNS, Spec, load_rows, load_spec
 from .tasks import absolute, as_messages, cache_dir, state_env
 
 # %% auto #0
 __all__ = ['LOW_DISK_BYTES', 'METRICS', 'training_dataset', 'RewardFailed', 'SandboxReward', 'reward_functions', 'has_vllm',
-           'grpo_args', 'grpo_config', 'student_id', 'load_student_model', 'AtomicCheckpoints', 'ProgressBar',
-           'Deadline', 'Trained', 'config_hash', 'resumable_trainer_class', 'disk_full_error', 'train_spec',
-           'ScoringFailed', 'score_hidden', 'hidden_score', 'score_main', 'summarize', 'InnerResult', 'hidden_digest',
-           'result_key', 'result_path', 'pre_scores', 'pre_score', 'paired_se', 'run_inner', 'inner_job', 'InnerJob',
-           'submit_inner', 'inner_outcome']
+           'grpo_args', 'grpo_config', 'load_student_model', 'AtomicCheckpoints', 'ProgressBar', 'Deadline', 'Trained',
+           'config_hash', 'resumable_trainer_class', 'disk_full_error', 'train_spec', 'ScoringFailed', 'score_hidden',
+           'hidden_score', 'score_main', 'summarize', 'InnerResult', 'hidden_digest', 'result_key', 'result_path',
+           'pre_scores', 'pre_score', 'paired_se', 'run_inner', 'inner_job', 'InnerJob', 'submit_inner',
+           'inner_outcome']
 
 # %% ../nbs/07_inner.ipynb #b64ed3da
 def training_dataset(spec:Spec, # a spec from spec.load_spec
@@ -101,17 +102,6 @@ def grpo_config(spec:Spec, output_dir:str|Path, seed:int=0, device:str='cpu', sa
     return GRPOConfig(**grpo_args(spec, output_dir, seed, device, save_steps))
 
 # %% ../nbs/07_inner.ipynb #7f11c7b0
-def student_id(student:str) -> str:
-    "A string that changes whenever the student's weights would: recipe key, hub id, or folder file stamps."
-    from agentforge.presets import get_preset
-    from agentforge.student import StudentRecipe
-    if student == 'tiny-student': return f'tiny-student@{StudentRecipe().key()}'
-    path = Path(student).expanduser()
-    if path.is_dir():
-        stamps = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in path.iterdir() if p.is_file())
-        return f"{path.resolve()}@{hashlib.sha256(json.dumps(stamps).encode()).hexdigest()[:16]}"
-    return f'{student}@{get_preset(student).source}'
-
 def load_student_model(student:str, # a student preset or a checkpoint folder
                       ) -> tuple:
     "`(model, tokenizer)` for a student, the model in train mode."

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib, importlib, json, os, secrets, shutil, signal, sqlite3, subprocess, sys
 import tempfile, threading, time, traceback
 from contextlib import contextmanager
+from .tasks import write_atomic
 from .warm import Spawned, Warm, die_with_parent
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,19 +62,6 @@ def _connect(path:Path) -> sqlite3.Connection:
     if db.execute('PRAGMA journal_mode').fetchone()[0] != 'wal': db.execute('PRAGMA journal_mode=WAL')
     db.execute('PRAGMA synchronous=NORMAL')   # in WAL mode: durable across process crashes, fast commits
     return db
-
-def _write_atomic(path:Path, text:str, sync:bool=True):
-    "Write `text` to a temp file beside `path`, fsync it (if `sync`), and rename it over `path`: all or nothing."
-    path = Path(path); tmp = path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            _write_all(fd, text.encode())
-            if sync: os.fsync(fd)   # also where a delayed-allocation filesystem reports a full disk
-        finally: os.close(fd)
-        os.replace(tmp, path)
-    except OSError:
-        tmp.unlink(missing_ok=True); raise
 
 def _write_all(fd:int, data:bytes):
     "os.write until every byte is written (a write may be partial)."
@@ -283,10 +271,10 @@ def run_child(attempt_dir) -> int:
     null = os.open(os.devnull, os.O_WRONLY); os.dup2(null, 1); os.dup2(null, 2); copier.join(timeout=10)
     if errors: code, err = 4, f'{_EXIT[4]}: {errors[0]}'
     try:
-        if code == 0: _write_atomic(d / 'result.json', text)
+        if code == 0: write_atomic(d / 'result.json', text)
     except OSError as e: code, err = 3, f'{_EXIT[3]}: {e}'
     if code:
-        try: _write_atomic(d / 'error.json', json.dumps({'error': err}))
+        try: write_atomic(d / 'error.json', json.dumps({'error': err}))
         except OSError: pass   # the disk is full: the exit code still says what failed
     return code
 
@@ -367,7 +355,7 @@ def _launch(self:Pool, job:Job, backend:str, ray_options:dict|None, warm:Warm|No
     try:
         self.job_dir(job.id).mkdir(parents=True, exist_ok=True); d.mkdir(exist_ok=True)
         spec = dict(id=job.id, attempt=job.attempts, fn=job.fn, args=job.args, job_dir=str(self.job_dir(job.id)), log_cap=self.log_cap)
-        _write_atomic(d / 'spec.json', json.dumps(spec), sync=False)   # read once, by this attempt
+        write_atomic(d / 'spec.json', json.dumps(spec), sync=False)   # read once, by this attempt
         if backend == 'ray': h = _Ray(d, self.cwd, self.env, ray_options)
         elif warm: h = Spawned(warm, 'agentforge.pool:run_child', str(d), self.cwd,
                                {**os.environ, **self.env, 'AF_WARM_SOCKET': warm.sock})
@@ -505,7 +493,7 @@ def commit_checkpoint(tmp_dir, ckpt_root, step:int, meta:dict|None=None) -> Path
     for p in sorted(tmp.rglob('*')):
         if p.is_symlink() or not p.is_file() or p.name == 'manifest.json': continue
         _fsync(p); files[p.relative_to(tmp).as_posix()] = dict(sha256=_sha256(p), bytes=p.stat().st_size)
-    _write_atomic(tmp / 'manifest.json', json.dumps(dict(step=step, meta=meta or {}, files=files, created=time.time()), indent=1))
+    write_atomic(tmp / 'manifest.json', json.dumps(dict(step=step, meta=meta or {}, files=files, created=time.time()), indent=1))
     _fsync(tmp); final = root / f'step-{step}'; old = None
     if final.exists(): old = final.rename(root / f'.old-{final.name}-{secrets.token_hex(3)}')   # redoing a step
     os.rename(tmp, final); _fsync(root)

@@ -75,9 +75,10 @@ def not_here(source:str, ref:str, why:str) -> str:
     "The message of a `WeightsUnavailable`: what is missing, why, and where the weights go."
     from huggingface_hub.constants import HF_HUB_CACHE
     tiny = [n for n, p in PRESETS.items() if p.kind == 'tiny']
-    return (f"weights for {source!r} ({ref}) are not on this machine ({why}). Put them in the hub cache {HF_HUB_CACHE} "
-            f"(`hf download {ref}` on a machine with hub access, then copy that folder here, or set HF_HOME), or pass a "
-            f"save_pretrained folder: --student /models/{ref.split('/')[-1]}. Tiny presets that need no weights: {tiny}.")
+    return (f"weights for {source!r} ({ref}) are not on this machine ({why}). Put them in the hub cache "
+            f"{HF_HUB_CACHE} (`hf download {ref}` on a machine with hub access, then copy that folder here, or set "
+            f"HF_HOME), or pass a save_pretrained folder: --student /models/{ref.split('/')[-1]}. "
+            f"Tiny presets that need no weights: {tiny}.")
 
 def require_weights(source:str) -> bool:
     "Raise `WeightsUnavailable` at once unless `source` (preset or folder) can be loaded here; True: load local files."

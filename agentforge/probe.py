@@ -4,10 +4,12 @@
 
 # %% ../nbs/06_probe.ipynb #618767fd
 from __future__ import annotations
-import json, random, re, statistics, time
+import hashlib, json, random, re, statistics, time
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from . import __version__
 from .tasks import CANARY_PREFIX, DEV_SEED, LEVELS, as_messages, generate, hidden_split, normalize, prompt_key
+from .tasks import cache_dir, write_atomic
 from .families import get_family
 from .spec import QUOTAS, Spec, SpecError, load_rows, load_spec
 from .rewards import combine, make_reward
@@ -282,7 +284,15 @@ def _student(name:str):
     from agentforge.student import load_student
     return load_student(name, progress=False)
 
-def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0) -> Check:
+def _saturation_key(spec:Spec, sub:list, G:int, seed:int) -> str:
+    "Everything the gate's verdict depends on (built-in rewards only): the sampled rows, rewards, sampling, student."
+    from agentforge.student import student_id
+    g = spec.grpo
+    blob = [sub, [(e.use, e.weight, e.options) for e in spec.rewards], spec.system_prompt, G, seed, g['temperature'],
+            g['max_completion_length'], student_id(spec.student), SAT_ROWS, SAT_GROUP, PASS, __version__]
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:32]
+
+def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cache:bool=True) -> Check:
     "Sample the untrained student on a few rows; reject a pass rate of ~0 or ~1, or mostly zero-variance groups."
     from agentforge.student import complete
     from agentforge.presets import WeightsUnavailable
@@ -291,6 +301,10 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0) -> C
         return Check('saturation', True, f"not checked: the student's weights are not here ({str(e)[:160]})",
                      checked=False)
     sub, G = random.Random(seed + 1).sample(rows, min(SAT_ROWS, len(rows))), min(SAT_GROUP, spec.grpo['num_generations'])
+    done = None
+    if cache and not spec.custom_functions():   # agent code may not be a pure function: always sampled afresh
+        done = cache_dir() / 'probe' / 'saturation' / f'{_saturation_key(spec, sub, G, seed)}.json'
+        if done.exists(): return Check(**json.loads(done.read_text()))   # sampled the same way: the same verdict
     texts = complete(model, tok, [r['prompt'] for r in sub for _ in range(G)], temperature=spec.grpo['temperature'], seed=seed,
                      max_new_tokens=spec.grpo['max_completion_length'], system_prompt=spec.system_prompt)
     cands = [dict(gold=t) for t in texts]
@@ -304,10 +318,12 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0) -> C
     rate = sum(t >= PASS for t in tot) / len(tot)
     flat = sum(len({round(t, 9) for t in tot[i:i + G]}) == 1 for i in range(0, len(tot), G)) / len(sub)
     why = f"the untrained student passes {rate:.0%} of {len(tot)} samples ({len(sub)} prompts x {G}); {flat:.0%} of groups have zero variance"
-    if rate < 0.02: return Check('saturation', False, why + ": too hard (easier params, partial credit)", 'SATURATED_NEVER')
-    if rate > 0.98: return Check('saturation', False, why + ": already solved (harder params)", 'SATURATED_ALWAYS')
-    if flat > 0.9: return Check('saturation', False, why + ": GRPO would see almost no advantage", 'SATURATED_GROUPS')
-    return Check('saturation', True, why)
+    if rate < 0.02: out = Check('saturation', False, why + ": too hard (easier params, partial credit)", 'SATURATED_NEVER')
+    elif rate > 0.98: out = Check('saturation', False, why + ": already solved (harder params)", 'SATURATED_ALWAYS')
+    elif flat > 0.9: out = Check('saturation', False, why + ": GRPO would see almost no advantage", 'SATURATED_GROUPS')
+    else: out = Check('saturation', True, why)
+    if done is not None: write_atomic(done, json.dumps(dict(id=out.id, ok=out.ok, message=out.message, code=out.code)))
+    return out
 
 # %% ../nbs/06_probe.ipynb #b309eddb
 def _schema_check(e:SpecError) -> Check:

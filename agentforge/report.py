@@ -16,7 +16,8 @@ from matplotlib.figure import Figure
 import yaml
 from .curve import curve_change, curve_table, plot_curve
 from .grading import get_weights
-from .transfer import _save_png, _write_atomic, plot_transfer, verdict_text
+from .tasks import write_atomic
+from .transfer import _save_png, plot_transfer, verdict_text
 
 # %% auto #0
 __all__ = ['REFERENCE_PEAK', 'METRIC_COLUMNS', 'TRANSFER_COLUMNS', 'read_metrics', 'reward_components', 'plot_reward',
@@ -290,7 +291,7 @@ def write_report(
     head = [f'# {title}', '', f'Run `{run_dir.name}`; generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from '
             '`metrics.jsonl`.', '', *stopped]
     if not rows and stopped:
-        return _write_atomic(run_dir / 'report.md', '\n'.join(head + ['No outer step finished.', '']))
+        return write_atomic(run_dir / 'report.md', '\n'.join(head + ['No outer step finished.', '']))
     if not rows: raise ValueError(f"{run_dir / 'metrics.jsonl'} has no complete rows: nothing to report")
     plots = run_dir / 'plots'; w = get_weights(weights)
     plot_reward(rows, plots / 'reward.png', w); plot_attempts(rows, plots / 'attempts.png')
@@ -310,4 +311,4 @@ def write_report(
           '![attempts](plots/attempts.png)', '', '## Uplift by family', '', '![uplift by family](plots/uplift_by_family.png)', '',
           *probe, *_transfer_section(run_dir, plots), '## Metrics' + note, '',
           md_table([_with_counts(rows[i]) for i in idx], METRIC_COLUMNS, digits={'seconds': 1}), '']
-    return _write_atomic(run_dir / 'report.md', '\n'.join(md))
+    return write_atomic(run_dir / 'report.md', '\n'.join(md))

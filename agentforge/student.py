@@ -19,7 +19,7 @@ from .presets import get_preset, presets_for
 # %% auto #0
 __all__ = ['DEV_BAND', 'CHATTER', 'StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs',
            'completion_loss', 'pretrain', 'complete', 'evaluate', 'dev_profile', 'student_ready', 'build_student',
-           'student_manifest', 'load_student']
+           'student_manifest', 'load_student', 'student_id']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 @dataclass(frozen=True)
@@ -224,3 +224,12 @@ def load_student(source:str='tiny-student', recipe:StudentRecipe=StudentRecipe()
     if not Path(source).expanduser().is_dir() and get_preset(source).role != 'student':
         raise ValueError(f"{source!r} is not a student preset; students: {presets_for('student')}")
     return load_pretrained(source)
+
+def student_id(student:str) -> str:
+    "A string that changes whenever the student's weights would: recipe key, hub id, or folder file stamps."
+    if student == 'tiny-student': return f'tiny-student@{StudentRecipe().key()}'
+    path = Path(student).expanduser()
+    if path.is_dir():
+        stamps = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in path.iterdir() if p.is_file())
+        return f"{path.resolve()}@{hashlib.sha256(json.dumps(stamps).encode()).hexdigest()[:16]}"
+    return f'{student}@{get_preset(student).source}'

@@ -4,7 +4,7 @@
 
 # %% ../nbs/02_tasks.ipynb #07794aee
 from __future__ import annotations
-import hashlib, hmac, json, os, random, re, secrets
+import hashlib, hmac, json, os, random, re, secrets, tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -13,7 +13,8 @@ from platformdirs import user_cache_dir, user_data_dir
 # %% auto #0
 __all__ = ['Prompt', 'LEVELS', 'EVAL_LEVEL', 'DEV_SEED', 'DEV_SIZE', 'HIDDEN_SIZE', 'CANARY_PREFIX', 'Item', 'prompt_key',
            'as_messages', 'normalize', 'exact_match', 'Param', 'Family', 'generate', 'absolute', 'data_dir',
-           'cache_dir', 'state_env', 'platform_secret', 'dev_split', 'hidden_path', 'hidden_split', 'hidden_keys']
+           'cache_dir', 'state_env', 'platform_secret', 'write_atomic', 'dev_split', 'hidden_path', 'hidden_split',
+           'hidden_keys']
 
 # %% ../nbs/02_tasks.ipynb #2a837e0a
 Prompt = Union[str, list]  # a string, or a list of {"role", "content"} messages
@@ -184,6 +185,31 @@ def platform_secret(root:Path|None=None) -> bytes:
 
 def _mac(secret:bytes, msg:str) -> str: return hmac.new(secret, msg.encode(), hashlib.sha256).hexdigest()
 
+# %% ../nbs/02_tasks.ipynb #d7a0e112
+def write_atomic(path:str|Path, # the file to write (its folder is created)
+                 data:str|bytes, # the whole new content
+                 sync:bool=True, # fsync the file and its folder (durable across a power cut); False: crash-safe only
+                 mode:int=0o644, # the file's permissions
+                ) -> Path:
+    "Write `data` to a unique temp file beside `path`, fsync it, rename it over `path`: readers see old or new."
+    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            f.write(data.encode() if isinstance(data, str) else data)
+            f.flush()
+            if sync: os.fsync(f.fileno())   # also where a delayed-allocation filesystem reports a full disk
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    if sync:   # the rename itself is durable only once the folder is synced
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try: os.fsync(dfd)
+        finally: os.close(dfd)
+    return path
+
 # %% ../nbs/02_tasks.ipynb #2bcd6439
 DEV_SEED, DEV_SIZE, HIDDEN_SIZE = 20261130, 64, 512  # 512 hidden items: a greedy score's SE is at most 0.022
 CANARY_PREFIX = 'AFCANARY-'
@@ -208,10 +234,7 @@ def hidden_split(family:Family, n:int=HIDDEN_SIZE, root:Path|None=None) -> list:
     items = [Item(f"{family.name}/hidden/{k:04d}", i.prompt, i.answer, i.meta,
                   CANARY_PREFIX + _mac(secret, f"canary:{family.name}:{k}")[:24])
              for k,i in enumerate(generate(family, n, seed, exclude=dev, split='hidden'))]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f'.tmp{os.getpid()}')
-    tmp.write_text(''.join(json.dumps(i.to_row(), ensure_ascii=False) + '\n' for i in items))
-    os.chmod(tmp, 0o600); os.replace(tmp, path)
+    write_atomic(path, ''.join(json.dumps(i.to_row(), ensure_ascii=False) + '\n' for i in items), mode=0o600)
     return items
 
 def hidden_keys(family:Family, root:Path|None=None) -> frozenset:

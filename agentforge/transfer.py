@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .families import FAMILIES
+from .tasks import write_atomic
 
 # %% auto #0
 __all__ = ['EVAL_SEED_OFFSET', 'EVAL_BLOCK', 'REFERENCE_TRANSFER', 'SPLITS', 'split_families', 'eval_jobs', 'bootstrap_ci',
@@ -198,22 +199,10 @@ def verdict(
     return v
 
 # %% ../nbs/12_transfer.ipynb #bc8a9a61
-def _write_atomic(path, data:bytes|str)->Path:
-    "Write `data` to a temp file beside `path`, fsync, and rename it over `path`: all or nothing."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(data.encode() if isinstance(data, str) else data); f.flush(); os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True); raise
-    return path
-
 def _save_png(fig:Figure, path)->Path:
     "Render `fig` to PNG bytes with the Agg canvas and write them atomically to `path`."
     buf = io.BytesIO(); fig.savefig(buf, format='png', dpi=100, bbox_inches='tight')
-    return _write_atomic(path, buf.getvalue())
+    return write_atomic(path, buf.getvalue())
 
 # %% ../nbs/12_transfer.ipynb #7ac6bdf1
 SPLITS = ('held-out', 'trained')
@@ -245,4 +234,4 @@ def write_transfer(
     verdict:dict, # from `verdict`
 )->Path: # out_dir/transfer.json
     "Save the transfer table and verdict to out_dir/transfer.json atomically."
-    return _write_atomic(Path(out_dir) / 'transfer.json', json.dumps(dict(table=table, verdict=verdict), indent=1))
+    return write_atomic(Path(out_dir) / 'transfer.json', json.dumps(dict(table=table, verdict=verdict), indent=1))

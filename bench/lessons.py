@@ -178,8 +178,9 @@ def measure(mode:str, names:list, base_cache:Path, base_data:Path, note:str=''):
               flush=True)
         t = read_times()
         old = t.get(mode, {}).get('lessons', {})
-        section['lessons'] = {**old, **section['lessons'], name: r}
-        t[mode] = section
+        section['lessons'] = {**old, **section['lessons'], name: {**r, 'how': section['how']}}
+        # the section's `how` describes the lessons measured with it; a lesson measured later carries its own
+        t[mode] = dict(section, how=t.get(mode, {}).get('how', section['how']))
         write_times(t)
 
 def ci_times(log:str) -> dict:
@@ -267,16 +268,16 @@ def header(name:str, nb:dict, t:dict) -> str:
         slow = (f" With {cells} (CI skips {'it' if n_slow == 1 else 'them'}) it takes {fmt_s(k['slow'])} warm."
                 if k['slow'] is not None
                 else f' CI skips {cells}; {"its" if n_slow == 1 else "their"} time is not measured.')
-    cold_when = f" ({_when(t, 'cold')})" if k['cold'] is not None else ''
+    cold_when = f" ({_when(t, 'cold', name)})" if k['cold'] is not None else ''
     return (f"{HEADER} Reading: {fmt_read(r['minutes'])} ({r['words']:,} words, {r['code_lines']:,} lines of code). "
             f"Running (every cell but the `slow` ones, as CI runs it): {run}. {_bwrap_text(k)}{slow}\n\n"
             f"<sub>From `results/lessons/times.json`, written by `bench/lessons.py`. Warm: the student and agent base "
-            f"already built, nothing else cached ({_when(t, 'warm')}). Cold: empty caches{cold_when}. "
+            f"already built, nothing else cached ({_when(t, 'warm', name)}). Cold: empty caches{cold_when}. "
             f"Reading at {PROSE_WPM} words and {CODE_LPM} lines of code a minute.</sub>")
 
-def _when(t:dict, section:str) -> str:
-    "When and how a section of the file was measured, in a few words."
-    h = t.get(section, {}).get('how')
+def _when(t:dict, section:str, name:str|None=None) -> str:
+    "When and how a section of the file (or the lesson's own later measurement in it) was measured, in a few words."
+    h = t.get(section, {}).get('lessons', {}).get(name, {}).get('how') or t.get(section, {}).get('how')
     return f"measured {h['date']}" + (f", {h['note']}" if h.get('note') else '') if h else 'not measured'
 
 

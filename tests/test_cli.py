@@ -1,5 +1,6 @@
 "The agentforge command: help lists built and coming commands; errors exit 2 with a message."
 import json
+import pytest
 from pathlib import Path
 from typer.testing import CliRunner
 from agentforge.cli import app

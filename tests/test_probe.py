@@ -230,3 +230,27 @@ def test_concurrent_probes_with_adversarial_mix(tmp_path, platform):
     with ThreadPoolExecutor(4) as ex:
         reps = list(ex.map(lambda j: validate(j[0], hidden_root=platform, limits=Limits(call_s=3.0), saturation=False), jobs))
     assert all(r.validated == ok for r, (_, ok) in zip(reps, jobs)), [(r.reason, str(d)) for r, (d, ok) in zip(reps, jobs) if r.validated != ok]
+
+def test_saturation_verdict_is_cached_by_content_but_never_for_reward_py(tmp_path, platform, monkeypatch):
+    "The same built-in spec again: the cached verdict, no sampling. A changed row, or a reward.py spec: sampled."
+    import agentforge.probe as probe, agentforge.student as student
+    monkeypatch.setattr(probe, 'cache_dir', lambda: tmp_path / 'cache')   # the student stays where it is built
+    calls, real = [], student.complete
+    def counting(*a, **k): calls.append(1); return real(*a, **k)
+    monkeypatch.setattr(student, 'complete', counting)
+    spec = example_spec('string_ops', tmp_path / 's', hidden_root=platform)
+    first = validate(spec, hidden_root=platform)
+    again = validate(spec, hidden_root=platform)
+    sat = lambda r: [c for c in r.checks if c.id == 'saturation'][0]
+    assert len(calls) == 1 and sat(again).message == sat(first).message and sat(again).ok == sat(first).ok
+    assert len(list((tmp_path / 'cache' / 'probe' / 'saturation').glob('*.json'))) == 1
+    doc = yaml.safe_load((spec / 'task.yaml').read_text())
+    doc['data']['generate']['seed'] = 8   # other rows: a new key
+    (spec / 'task.yaml').write_text(yaml.safe_dump(doc, sort_keys=False))
+    validate(spec, hidden_root=platform)
+    assert len(calls) == 2
+    doc['rewards'].append(dict(use='reward.py:half', weight=0.1))
+    (spec / 'task.yaml').write_text(yaml.safe_dump(doc, sort_keys=False))
+    (spec / 'reward.py').write_text('def half(prompts, completions, answer, **kw):\n    return [0.5 for _ in completions]\n')
+    for _ in range(2): validate(spec, hidden_root=platform)
+    assert len(calls) == 4   # agent code: sampled every time
