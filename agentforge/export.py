@@ -4,7 +4,7 @@
 
 # %% ../nbs/13a_export.ipynb #a8796d3c
 from __future__ import annotations
-import inspect, json, pprint, shutil
+import inspect, json, pprint
 from pathlib import Path
 import yaml
 from . import __version__, rewards as R, tasks

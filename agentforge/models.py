@@ -4,7 +4,7 @@
 
 # %% ../nbs/03a_models.ipynb #f3a0c713
 from __future__ import annotations
-import os, re
+import re
 from pathlib import Path
 import torch
 from tokenizers import Regex, Tokenizer, decoders, models as tok_models, pre_tokenizers, trainers

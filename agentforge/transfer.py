@@ -5,7 +5,7 @@ intervals and a paired difference."""
 
 # %% ../nbs/12_transfer.ipynb #d14a25ac
 from __future__ import annotations
-import io, json, os, tempfile
+import io, json
 from pathlib import Path
 from typing import Callable, Sequence
 
