@@ -4,19 +4,19 @@
 
 # %% ../nbs/90_cli.ipynb #632c0218
 from __future__ import annotations
-import json, time
+import json, shutil, time
 from pathlib import Path
 from typing import Optional
 import typer
 from . import __version__
 from .tasks import absolute, cache_dir, data_dir, dev_split
-from .families import FAMILIES, get_family
+from .families import FAMILIES, family_names, get_family, is_family
 from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward
 
 # %% auto #0
-__all__ = ['app', 'pool_app', 'spec_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status',
-           'pool_worker', 'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'landscape', 'quiz', 'spec_init',
-           'export']
+__all__ = ['app', 'pool_app', 'AGENTS', 'spec_app', 'family_app', 'families', 'brief', 'grade', 'student', 'validate', 'train',
+           'pool_status', 'pool_worker', 'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'draft', 'landscape',
+           'quiz', 'spec_init', 'export', 'family_add', 'family_list', 'family_show', 'family_remove']
 
 # %% ../nbs/90_cli.ipynb #a5c7f44a
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=(
@@ -32,12 +32,14 @@ def _fail(msg:str, code:int=2):
 
 @app.command()
 def families(as_json:bool=typer.Option(False, '--json', help='print JSON instead of a table')):
-    "List the task families (brief ids), their briefs and difficulty params."
-    rows = {n: dict(brief=f.brief, multi_turn=f.multi_turn, params={k: dict(default=p.default, doc=p.doc,
-            accepted=list(p.choices) if p.choices else [p.lo, p.hi]) for k, p in f.params.items()}) for n, f in FAMILIES.items()}
+    "List the task families (brief ids), their briefs and difficulty params: the built-in ones, then yours."
+    fams = {n: get_family(n) for n in family_names()}
+    rows = {n: dict(brief=f.brief, multi_turn=f.multi_turn, yours=n not in FAMILIES, params={k: dict(
+            default=p.default, doc=p.doc, accepted=list(p.choices) if p.choices else [p.lo, p.hi])
+            for k, p in f.params.items()}) for n, f in fams.items()}
     if as_json: return typer.echo(json.dumps(rows, indent=1))
     for n, r in rows.items():
-        typer.echo(f"{n}{' (multi-turn)' if r['multi_turn'] else ''}\n  {r['brief']}")
+        typer.echo(f"{n}{' (multi-turn)' if r['multi_turn'] else ''}{' (yours)' if r['yours'] else ''}\n  {r['brief']}")
         for k, p in r['params'].items(): typer.echo(f"    {k} = {p['default']!r}  accepted {p['accepted']}  {p['doc']}")
 
 @app.command()
@@ -318,7 +320,7 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
     "Play one episode: the agent writes a spec with the workspace tools, the probe judges it, the student trains on it."
     from agentforge.agents import ScriptedAgent
     from agentforge.episode import run_episodes
-    if brief not in FAMILIES: _fail(f"unknown brief {brief!r}; accepted: {', '.join(FAMILIES)}")
+    if not is_family(brief): _fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
     if agent_url:
         from agentforge.served import OpenAIAgent
         pol = OpenAIAgent(agent_url, agent_model)
@@ -337,6 +339,76 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
                                error=rec.error, reward=rec.reward, record=str(out / 'episodes' / f'{rec.id}.json')), indent=1))
     if rec.ended == 'agent_error': raise typer.Exit(2)
 
+# %% ../nbs/90_cli.ipynb #87e69b8c
+AGENTS = ('scripted', 'scripted-random', 'tiny', 'adapter:RUN/checkpoints/step-N', 'openai:URL')
+
+def _adapter_dir(where:str) -> Path:
+    "The LoRA adapter of a verified outer checkpoint (`RUN/checkpoints/step-N`), or of a run's newest verified one."
+    from agentforge.pool import CheckpointCorrupt, latest_checkpoint, verify_checkpoint
+    p = absolute(where)
+    if (p / 'checkpoints').is_dir() and not (p / 'manifest.json').exists():
+        if (ck := latest_checkpoint(p / 'checkpoints')) is None: _fail(f"error: {p} holds no verified checkpoint")
+        p = ck
+    try: verify_checkpoint(p)
+    except CheckpointCorrupt as e: _fail(f"error: {where} is not a verified checkpoint ({e}); pass "
+                                         "RUN/checkpoints/step-N of an outer run, or the run folder")
+    for d in (p / 'adapter', p):
+        if (d / 'adapter_config.json').is_file(): return d
+    _fail(f"error: {p} holds no LoRA adapter (adapter/adapter_config.json)")
+
+def _pick_agent(text:str, model:str='Qwen/Qwen3.6-35B-A3B'):
+    "The agent a CLI option names: one of AGENTS (`scripted-heuristic` is `scripted`)."
+    if text in ('scripted', 'scripted-heuristic', 'scripted-random'):
+        from agentforge.agents import ScriptedAgent
+        return ScriptedAgent('random' if text.endswith('random') else 'heuristic')
+    if text == 'tiny' or text.startswith('adapter:'):
+        from agentforge.cloning import load_tiny_agent
+        return load_tiny_agent(adapter=_adapter_dir(text[8:]) if text != 'tiny' else None, progress=False,
+                               name='tiny' if text == 'tiny' else 'adapter')
+    if text.startswith('openai:'):
+        from agentforge.served import OpenAIAgent
+        return OpenAIAgent(text[7:], model)
+    _fail(f"error: unknown agent {text!r}; accepted: {', '.join(AGENTS)}")
+
+def _spec_text(folder) -> str:
+    "A spec folder's task.yaml (and the names of its other files), as a person reads it."
+    folder = Path(folder)
+    others = sorted(str(p.relative_to(folder)) for p in folder.rglob('*') if p.is_file() and p.name != 'task.yaml')
+    yaml_text = (folder / 'task.yaml').read_text() if (folder / 'task.yaml').is_file() else '(no task.yaml)\n'
+    return yaml_text + (f"# with: {', '.join(others)}\n" if others else '')
+
+@app.command()
+def draft(brief:str=typer.Argument(..., help='the brief (family id), built in or yours (agentforge family list)'),
+          agent:str=typer.Option('scripted', help='scripted | scripted-random | tiny (the cloned base, untrained) | '
+                                 'adapter:RUN/checkpoints/step-N (a trained agent; a RUN folder: its newest) | '
+                                 'openai:URL (a served model, e.g. openai:http://localhost:8000/v1)'),
+          model:str=typer.Option('Qwen/Qwen3.6-35B-A3B', help='with openai:URL, the model name the endpoint serves'),
+          seed:int=typer.Option(0, help='the episode seed'),
+          out:Path=typer.Option(Path('runs/drafts'), help='where the episode folder and record go')):
+    "Draft a spec for BRIEF with an agent: one episode (tools and probe), no training; print the spec, report and path."
+    from agentforge.episode import agent_tag, episode_env, play_all
+    if not is_family(brief): _fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
+    pol, out = _pick_agent(agent, model), absolute(out)
+    d = out / f"{agent_tag(pol)}-{brief}-{seed}"
+    shutil.rmtree(d, ignore_errors=True)
+    t0 = time.monotonic()
+    [rec] = play_all(pol, [(brief, seed, d)], episode_env(None, weights='mock'))
+    rec.save(out / 'episodes')
+    for n, rep in enumerate(rec.probe_reports, 1):
+        fail = next((c for c in rep['checks'] if not c['ok']), None)
+        typer.echo(f"attempt {n}: {'validated' if rep['validated'] else 'FAIL ' + str(rep['reason'])}"
+                   f"{'' if fail is None else ' - ' + fail['message'][:200]}"
+                   + (f" (NOT CHECKED: {', '.join(rep['not_checked'])})" if rep['not_checked'] else ''))
+    spec = rec.submission or (str(d / 'workspace') if (d / 'workspace' / 'task.yaml').exists() else None)
+    if spec: typer.echo(f"\n--- {spec}/task.yaml\n{_spec_text(spec)}---")
+    verdict = (f"validated on attempt {rec.validated_on}" if rec.validated_on else
+               f"not validated ({rec.ended}{': ' + rec.error if rec.error else ''})")
+    typer.echo(f"{verdict} in {time.monotonic() - t0:.1f} s; nothing was trained. Spec: {spec or 'none written'}\n"
+               f"record: {out / 'episodes' / (rec.id + '.json')}")
+    if rec.submission: typer.echo(f"next: agentforge train {spec}")
+    if rec.ended == 'agent_error': raise typer.Exit(2)
+    if not rec.validated_on: raise typer.Exit(1)
+
 # %% ../nbs/90_cli.ipynb #93aa31f2
 @app.command()
 def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default: every family, 15-20 min)'),
@@ -351,7 +423,8 @@ def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default
                                                '(default: all)')):
     "Train heuristic, random, lazy, harmful, example and grid specs per brief; show each gain next to scoring noise."
     from agentforge.landscape import KINDS, format_landscape, landscape as run_landscape, plot_landscape, verdicts
-    if brief is not None and brief not in FAMILIES: _fail(f"unknown brief {brief!r}; accepted: {', '.join(FAMILIES)}")
+    if brief is not None and not is_family(brief):
+        _fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
     if noise_seeds < 2: _fail("error: --noise-seeds must be at least 2 (an SD needs two scores)")
     wanted = KINDS if kinds is None else tuple(k.strip() for k in kinds.split(',') if k.strip())
     if not wanted or set(wanted) - set(KINDS): _fail(f"error: --kinds {kinds!r}; accepted: {', '.join(KINDS)}")
@@ -417,6 +490,65 @@ def export(path:Path=typer.Argument(..., help='the spec folder'),
     try: script = export_trl(path, out, student)
     except (SpecError, ValueError) as e: _fail(f"error: {e}")
     typer.echo(f"wrote {script} and {script.stem}.rows.jsonl; run: python {script} --out model/")
+
+# %% ../nbs/90_cli.ipynb #cf25c357
+family_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=(
+    "Your own task families (lesson 02c_registry): `agentforge family add NAME --train train.jsonl --eval eval.jsonl` "
+    "registers JSONL rows in the data dir, the eval file as the brief's hidden split, for every command and process."))
+app.add_typer(family_app, name='family')
+
+@family_app.command('add')
+def family_add(name:str=typer.Argument(..., help='the brief id to register, e.g. acme_billing_support'),
+               train:Path=typer.Option(..., help='JSONL rows the agent may see and train on: {"prompt", "answer"} '
+                                       'or chat {"messages": [...]} ending with the assistant turn'),
+               eval:Path=typer.Option(..., help='JSONL rows, same shapes: the hidden split uplift is measured on'),
+               scorer:str=typer.Option('exact', help='how a completion is scored: exact | numeric | choice | contains '
+                                       '| support'),
+               system_prompt:Optional[Path]=typer.Option(None, help='a text file put first in every prompt'),
+               brief_text:Optional[str]=typer.Option(None, '--brief', help='what the agent is asked to do'),
+               replace:bool=typer.Option(False, '--replace', help='overwrite a family registered under NAME')):
+    "Check two JSONL files and register them as family NAME (bad rows: an error naming the file, line and field)."
+    from agentforge.registry import add_family
+    try:
+        sp = system_prompt.read_text().strip() if system_prompt else None
+        fam = add_family(name, absolute(train), absolute(eval), scorer, sp, brief_text, replace)
+    except (ValueError, FileExistsError, OSError) as e: _fail(f"error: {e}")
+    i = fam.info
+    typer.echo(f"registered {name}: {i['train_rows']} train rows ({i['duplicates_dropped']} repeats dropped), "
+               f"{i['eval_rows']} eval rows as its hidden split, scorer {i['scorer']}"
+               f"{', multi-turn' if i['multi_turn'] else ''}\n  in {data_dir() / 'families' / name}\n"
+               f"next: agentforge brief {name}; agentforge spec init {name} DIR")
+
+@family_app.command('list')
+def family_list(as_json:bool=typer.Option(False, '--json', help='print JSON')):
+    "List every brief id: the built-in families, then yours with their row counts."
+    from agentforge.registry import registered
+    keys = ('scorer', 'train_rows', 'eval_rows', 'multi_turn')
+    yours = {n: {k: f.info[k] for k in keys} for n, f in registered().items()}
+    if as_json: return typer.echo(json.dumps(dict(built_in=sorted(FAMILIES), yours=yours), indent=1))
+    typer.echo('built in: ' + ', '.join(sorted(FAMILIES)))
+    if not yours: return typer.echo(f"yours: none in {data_dir() / 'families'} (agentforge family add --help)")
+    for n, i in yours.items():
+        typer.echo(f"  {n:28s} {i['train_rows']:6d} train {i['eval_rows']:6d} eval  scorer {i['scorer']}"
+                   f"{'  multi-turn' if i['multi_turn'] else ''}")
+
+@family_app.command('show')
+def family_show(name:str=typer.Argument(..., help='a family you registered')):
+    "Print a registered family's record (family.json): brief, scorer, counts, sources, when it was added."
+    from agentforge.registry import load_family
+    try: typer.echo(json.dumps(load_family(name).info, indent=1, ensure_ascii=False))
+    except ValueError as e: _fail(f"error: {e}")
+
+@family_app.command('remove')
+def family_remove(name:str=typer.Argument(..., help='a family you registered'),
+                  yes:bool=typer.Option(False, '--yes', help='do it (without --yes: say what would be removed)')):
+    "Unregister a family: its record, train rows and hidden split (your source files are not touched)."
+    from agentforge.registry import family_dir, load_family, remove_family
+    try: load_family(name)
+    except ValueError as e: _fail(f"error: {e}")
+    if not yes: return typer.echo(f"would remove {family_dir(name)} and its hidden split; again with --yes to do it")
+    remove_family(name)
+    typer.echo(f"removed {name}")
 
 # %% ../nbs/90_cli.ipynb #739ed657
 @app.callback(invoke_without_command=True)

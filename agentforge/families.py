@@ -7,10 +7,11 @@ from __future__ import annotations
 import datetime as dt, re
 from .tasks import Family, Param, normalize
 from .support import CustomerSupport
+from .registry import NAME, family_dir, load_family, registered
 
 # %% auto #0
 __all__ = ['NAMES', 'RELATIONS', 'UNITS', 'WEEKDAYS', 'STRING_OPS', 'FAMILIES', 'MultihopLookup', 'Arithmetic', 'UnitConversion',
-           'DateMath', 'StringOps', 'get_family']
+           'DateMath', 'StringOps', 'family_names', 'is_family', 'get_family']
 
 # %% ../nbs/02a_families.ipynb #32c3f3a2
 NAMES = ('Ava Ben Cal Dee Eli Fay Gus Hal Ivy Jon Kai Lea Max Nia Oto Pia Rex Sam Tia Uma Vic Wes Yan Zoe '
@@ -175,7 +176,17 @@ class StringOps(Family):
 # %% ../nbs/02a_families.ipynb #df362ee7
 FAMILIES = {f.name: f for f in (MultihopLookup(), Arithmetic(), UnitConversion(), DateMath(), CustomerSupport(), StringOps())}
 
+def family_names() -> list:
+    "Every brief id: the built-in families, then yours from the data dir (lesson `02c_registry`)."
+    return sorted(FAMILIES) + sorted(registered())
+
+def is_family(name) -> bool:
+    "Is `name` a brief id, built in or yours?"
+    return isinstance(name, str) and (name in FAMILIES or name in registered())
+
 def get_family(name:str) -> Family:
-    "The family registered under `name` (a brief id from TASK_SPEC.md)."
-    if name not in FAMILIES: raise ValueError(f"unknown task family {name!r}; accepted: {sorted(FAMILIES)}")
-    return FAMILIES[name]
+    "The family registered under `name` (a brief id from TASK_SPEC.md): built in, or yours from the data dir."
+    if name in FAMILIES: return FAMILIES[name]
+    if isinstance(name, str) and NAME.fullmatch(name) and (family_dir(name) / 'family.json').is_file():
+        return load_family(name)  # read from disk: a family added by another process since this one started is here
+    raise ValueError(f"unknown task family {name!r}; accepted: {family_names()}")

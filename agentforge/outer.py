@@ -12,7 +12,7 @@ import torch
 from .agents import CHOICES, ToolCall, Turn, assistant_message, write_spec
 from .episode import brief_messages, job_stats
 from .workspace import TOOL_SCHEMAS
-from .families import FAMILIES
+from .families import FAMILIES, family_names, is_family
 from .pool import ResumeMismatch, latest_checkpoint, save_checkpoint
 
 # %% auto #0
@@ -171,7 +171,8 @@ class OuterConfig:
         if self.adv_scale not in ('std', 'none'): raise ValueError(f"adv_scale is 'std' or 'none', got {self.adv_scale!r}")
         if self.credit not in CREDITS: raise ValueError(f'credit is one of {CREDITS}, got {self.credit!r}')
         if self.loss_agg not in ('episode', 'token'): raise ValueError(f"loss_agg is 'episode' or 'token', got {self.loss_agg!r}")
-        if bad := [f for f in self.families if f not in FAMILIES]: raise ValueError(f'unknown brief ids {bad}; known: {list(FAMILIES)}')
+        if bad := [f for f in self.families if not is_family(f)]:
+            raise ValueError(f'unknown brief ids {bad}; known: {family_names()}')
         if not self.families or self.briefs_per_step < 1 or self.micro_batch < 1 or self.epochs < 1:
             raise ValueError(f'empty run: {self}')
     def to_json(self) -> dict: return {**dataclasses.asdict(self), 'families': list(self.families)}  # OuterConfig(**d) reads it back

@@ -89,8 +89,9 @@ def _answer_in_prompt(rows:list) -> float:
 @lru_cache(maxsize=None)
 def _generator_answer_rate(brief:str, params:str) -> float:
     "The family generator's own answer-in-prompt rate at `params` (JSON), over 512 items of a fixed seed."
+    fam = get_family(brief)
     return _answer_in_prompt([dict(prompt=i.prompt, answer=i.answer)
-                              for i in generate(get_family(brief), 512, DEV_SEED, json.loads(params))])
+                              for i in generate(fam, fam.fit(512), DEV_SEED, json.loads(params))])
 
 def family_answer_rate(spec:Spec) -> float:
     "What the family itself gives away: at the spec's generator params, or at the family's most giving level."

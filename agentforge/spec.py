@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 import yaml
 from .tasks import EVAL_LEVEL, LEVELS, generate, hidden_keys
-from .families import FAMILIES, get_family
+from .families import family_names, get_family, is_family
 from .rewards import BUILTINS, REQUIRED
 from .presets import PRESETS, presets_for
 
@@ -304,8 +304,11 @@ def _check_generate(g:Any, brief:Any, q:dict, probs:list) -> dict:
     params = {} if g.get('params') is None else g['params']
     if not isinstance(params, dict):
         probs.append(Problem('data.generate.params', f"got {_show(params)}; expected a mapping of the family's params", 'SCHEMA_BAD_VALUE')); return {}
-    if not (isinstance(brief, str) and brief in FAMILIES): return {}
+    if not is_family(brief): return {}
     fam = get_family(brief)
+    if fam.size is not None and isinstance(g.get('n'), int) and g['n'] > fam.size:
+        probs.append(Problem('data.generate.n', f"got {g['n']}; the {brief} family has {fam.size} training rows, so "
+                             f"at most {fam.size} (agentforge family show {brief})", 'SCHEMA_BAD_VALUE'))
     _fields(params, 'data.generate.params', tuple(fam.params), (), probs)
     known = {k: v for k, v in params.items() if k in fam.params}
     try: resolved = fam.check_params({**fam.level_params(level), **known})
@@ -379,8 +382,8 @@ def _check_top(doc:dict, probs:list) -> dict:
     if 'spec_version' in doc and not (type(v) is int and v == 1): bad('spec_version', 'expected 1 (the only version so far)')
     if 'name' in doc and not (isinstance(doc['name'], str) and re.fullmatch(NAME_RE, doc['name'])):
         bad('name', "expected 3 to 64 characters of lowercase letters, digits and '-', starting with a letter or digit, e.g. arithmetic-carry")
-    if 'brief' in doc and not (isinstance(doc['brief'], str) and doc['brief'] in FAMILIES):
-        bad('brief', f"expected one of: {', '.join(FAMILIES)}")
+    if 'brief' in doc and not is_family(doc['brief']):
+        bad('brief', f"expected one of: {', '.join(family_names())} (yours: agentforge family add)")
     if 'student' in doc and not (isinstance(doc['student'], str) and doc['student'] in STUDENTS):
         bad('student', f"expected a student preset: {', '.join(STUDENTS)}")
     sp = doc.get('system_prompt')
@@ -565,7 +568,8 @@ def example_doc(family:str, # a family id (brief)
     fam = get_family(family)
     if mode not in ('generate', 'train'): raise ValueError(f"mode {mode!r}: expected 'generate' or 'train'")
     if student not in STUDENTS: raise ValueError(f"student {student!r}: expected one of {list(STUDENTS)}")
-    tiny, longest = STUDENTS[student] == 'tiny', max(len(i.answer.encode()) for i in generate(fam, 64, seed))
+    n = fam.fit(n)  # your own family (02c): at most its rows
+    tiny, longest = STUDENTS[student] == 'tiny', max(len(i.answer.encode()) for i in generate(fam, fam.fit(64), seed))
     grpo = dict(max_steps=100, learning_rate=3.0e-4, num_generations=8, per_device_train_batch_size=64,
                 max_completion_length=16 * math.ceil((longest + 8) / 16), temperature=1.0, beta=0.0)
     if not tiny: grpo['lora'] = dict(r=16, alpha=32)
@@ -589,7 +593,8 @@ def example_spec(family:str, # a family id (brief)
     (where/'task.yaml').write_text(yaml.safe_dump(doc, sort_keys=False))
     if mode == 'train':
         fam = get_family(family)
-        rows = [dict(prompt=i.prompt, answer=i.answer) for i in generate(fam, n, seed, exclude=hidden_keys(fam, root=hidden_root))]
+        rows = [dict(prompt=i.prompt, answer=i.answer)
+                for i in generate(fam, fam.fit(n), seed, exclude=hidden_keys(fam, root=hidden_root))]
         (where/'data').mkdir(exist_ok=True)
         (where/'data'/'train.jsonl').write_text(''.join(json.dumps(r, ensure_ascii=False) + '\n' for r in rows))
     return where

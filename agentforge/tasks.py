@@ -13,8 +13,8 @@ from platformdirs import user_cache_dir, user_data_dir
 # %% auto #0
 __all__ = ['Prompt', 'LEVELS', 'EVAL_LEVEL', 'DEV_SEED', 'DEV_SIZE', 'HIDDEN_SIZE', 'CANARY_PREFIX', 'Item', 'prompt_key',
            'as_messages', 'normalize', 'exact_match', 'Param', 'Family', 'generate', 'absolute', 'data_dir',
-           'cache_dir', 'state_env', 'platform_secret', 'write_atomic', 'dev_split', 'hidden_path', 'hidden_split',
-           'hidden_keys']
+           'cache_dir', 'state_env', 'platform_secret', 'write_atomic', 'dev_split', 'canary', 'hidden_path',
+           'hidden_split', 'hidden_keys']
 
 # %% ../nbs/02_tasks.ipynb #2a837e0a
 Prompt = Union[str, list]  # a string, or a list of {"role", "content"} messages
@@ -97,6 +97,12 @@ class Family:
     params: dict = {}  # name -> Param
     eval_params: dict = {}  # the difficulty mix of the dev and hidden splits (defaults when empty)
     levels: dict = {}  # level -> params for each of LEVELS but EVAL_LEVEL (whose params are eval_params)
+    size: int|None = None  # distinct items the generator can give; None: unbounded (a JSONL family: its rows)
+    fixed_eval: bool = False  # True: the hidden split is a stored eval file, not drawn from the generator (02c)
+
+    def fit(self, n:int) -> int:
+        "At most `n`: as many distinct items as the generator can give."
+        return n if self.size is None else min(n, self.size)
 
     def sample(self, rng:random.Random, **params) -> tuple:
         "Draw one `(prompt, answer, meta)` with the given difficulty params."
@@ -215,24 +221,31 @@ DEV_SEED, DEV_SIZE, HIDDEN_SIZE = 20261130, 64, 512  # 512 hidden items: a greed
 CANARY_PREFIX = 'AFCANARY-'
 
 def dev_split(family:Family, n:int=DEV_SIZE) -> list:
-    "The public dev split of a family (the agent may see scores on it)."
-    return generate(family, n, DEV_SEED, split='dev')
+    "The public dev split of a family (the agent may see scores on it); a family of few rows gives them all."
+    return generate(family, family.fit(n), DEV_SEED, split='dev')
 
-def hidden_path(family:Family, root:Path|None=None) -> Path:
-    "Where the hidden split of `family` is stored."
-    return Path(root or data_dir()) / 'hidden' / f"{family.name}.jsonl"
+def canary(family_name:str, k:int, secret:bytes) -> str:
+    "Hidden item `k`'s canary: a keyed hash, so no one without the platform secret can predict or forge it."
+    return CANARY_PREFIX + _mac(secret, f"canary:{family_name}:{k}")[:24]
+
+def hidden_path(family:Family|str, root:Path|None=None) -> Path:
+    "Where the hidden split of `family` (or of the family named so) is stored."
+    return Path(root or data_dir()) / 'hidden' / f"{family if isinstance(family, str) else family.name}.jsonl"
 
 def hidden_split(family:Family, n:int=HIDDEN_SIZE, root:Path|None=None) -> list:
     "The hidden eval split: secret seed, disjoint from dev, a canary per item; built once, then read from disk."
     path = hidden_path(family, root)
     if path.exists():
         items = [Item.from_row(json.loads(l)) for l in path.read_text().splitlines() if l.strip()]
-        if len(items) >= n: return items[:n]
+        if len(items) >= n or family.fixed_eval: return items[:n]
+    if family.fixed_eval:
+        raise FileNotFoundError(f"{family.name}: its eval split {path} is missing; register the family again "
+                                f"(agentforge family add {family.name} --train ... --eval ... --replace)")
     secret = platform_secret(root)
     seed = int(_mac(secret, f"hidden:{family.name}")[:16], 16)
     dev = frozenset(prompt_key(i.prompt) for i in dev_split(family))
     items = [Item(f"{family.name}/hidden/{k:04d}", i.prompt, i.answer, i.meta,
-                  CANARY_PREFIX + _mac(secret, f"canary:{family.name}:{k}")[:24])
+                  canary(family.name, k, secret))
              for k,i in enumerate(generate(family, n, seed, exclude=dev, split='hidden'))]
     write_atomic(path, ''.join(json.dumps(i.to_row(), ensure_ascii=False) + '\n' for i in items), mode=0o600)
     return items

@@ -12,7 +12,7 @@ from typing import Callable, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .families import FAMILIES
+from .families import FAMILIES, family_names, is_family
 from .tasks import write_atomic
 
 # %% auto #0
@@ -26,8 +26,8 @@ def split_families(
 )->tuple[list[str], list[str]]: # (train, held): the training ids and [holdout]
     "Split the family ids into the ones the outer loop trains on and the one held out."
     families = list(FAMILIES) if families is None else list(families)
-    unknown = [f for f in families if f not in FAMILIES]
-    if unknown: raise ValueError(f"unknown task families {unknown}; accepted: {', '.join(FAMILIES)}")
+    unknown = [f for f in families if not is_family(f)]
+    if unknown: raise ValueError(f"unknown task families {unknown}; accepted: {', '.join(family_names())}")
     if holdout not in families:
         raise ValueError(f"holdout {holdout!r} is not one of the families; accepted: {', '.join(families)}")
     train = [f for f in families if f != holdout]
@@ -45,8 +45,8 @@ def eval_jobs(
 )->list[tuple[str, int]]: # [(brief, episode_seed)], family-major, deterministic
     "Make `n_per_family` evaluation jobs per family on fresh seeds, disjoint from training seeds."
     if isinstance(families, str): families = [families]
-    unknown = [f for f in families if f not in FAMILIES]
-    if unknown: raise ValueError(f"unknown task families {unknown}; accepted: {', '.join(FAMILIES)}")
+    unknown = [f for f in families if not is_family(f)]
+    if unknown: raise ValueError(f"unknown task families {unknown}; accepted: {', '.join(family_names())}")
     if not (isinstance(n_per_family, int) and 1 <= n_per_family <= EVAL_BLOCK):
         raise ValueError(f"n_per_family must be an int in 1..{EVAL_BLOCK}, got {n_per_family!r}")
     if not (isinstance(seed, int) and seed >= 0): raise ValueError(f"seed must be an int ≥ 0, got {seed!r}")

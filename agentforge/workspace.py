@@ -103,7 +103,17 @@ def walk(root:Path, cap:int) -> tuple:
 def student_dev_score(brief:str) -> float:
     "The untrained tiny student's dev-split score on `brief` (from its manifest; builds the student the first time)."
     from agentforge.student import student_manifest
-    return float(student_manifest()['dev_scores'][brief])
+    scores = student_manifest()['dev_scores']
+    return float(scores[brief]) if brief in scores else _dev_score_now(brief)
+
+@lru_cache(maxsize=None)
+def _dev_score_now(brief:str) -> float:
+    "The same score measured now (4 samples per dev item, as the manifest's): a family registered after the build."
+    from agentforge.families import get_family
+    from agentforge.student import evaluate, load_student
+    from agentforge.tasks import dev_split
+    fam, (model, tok) = get_family(brief), load_student(progress=False)
+    return evaluate(model, tok, fam, dev_split(fam), samples=4)['score']
 
 @lru_cache(maxsize=None)
 def student_level_scores(brief:str) -> dict:
@@ -112,8 +122,8 @@ def student_level_scores(brief:str) -> dict:
     from agentforge.student import evaluate, load_student
     from agentforge.tasks import DEV_SEED, DEV_SIZE, EVAL_LEVEL, LEVELS, generate
     fam, (model, tok) = get_family(brief), load_student(progress=False)
-    return {lv: student_dev_score(brief) if lv == EVAL_LEVEL else evaluate(
-        model, tok, fam, generate(fam, DEV_SIZE, DEV_SEED, fam.level_params(lv), split='dev'), samples=4)['score']
+    dev = lambda lv: generate(fam, fam.fit(DEV_SIZE), DEV_SEED, fam.level_params(lv), split='dev')
+    return {lv: student_dev_score(brief) if lv == EVAL_LEVEL else evaluate(model, tok, fam, dev(lv), samples=4)['score']
             for lv in LEVELS}
 
 def _err(e:ToolError, **extra) -> dict: return dict(ok=False, error=e.code, message=e.message, **extra)

@@ -126,3 +126,20 @@ def test_demo_that_stops_exits_2_with_the_reason(tmp_path, monkeypatch):
     r = R.invoke(app, ['demo', '--out', 'runs/x', '--steps', '1'])
     assert r.exit_code == 2 and '2 of 2 inner jobs died' in r.output and 'Traceback' not in r.output
     assert (tmp_path / 'runs' / 'x' / 'config.yaml').is_file()   # the relative --out, resolved against the cwd
+
+def test_draft_runs_one_episode_with_a_trained_checkpoint_and_trains_nothing(tmp_path):
+    "adapter:RUN/checkpoints/step-N loads a verified outer checkpoint; a run folder means its newest; a bad one exits 2."
+    import torch
+    from agentforge.cloning import load_tiny_agent
+    from agentforge.outer import save_state
+    agent = load_tiny_agent(progress=False)
+    opt = torch.optim.AdamW([p for p in agent.model.parameters() if p.requires_grad], lr=1e-4)
+    ck = save_state(tmp_path / 'run', 3, agent, opt, meta={})
+    for where in (ck, tmp_path / 'run'):
+        r = CliRunner().invoke(app, ['draft', 'string_ops', '--agent', f'adapter:{where}', '--out', str(tmp_path / 'd')])
+        assert r.exit_code in (0, 1) and 'nothing was trained' in r.output and 'attempt 1:' in r.output, r.output
+        rec = json.loads((tmp_path / 'd' / 'episodes' / 'adapter-string_ops-0.json').read_text())
+        assert rec['inner'] is None and rec['job'] is None and rec['agent'] == 'adapter'   # no inner job ran
+    (ck / 'state.json').write_text('{}')   # the manifest no longer matches
+    r = CliRunner().invoke(app, ['draft', 'string_ops', '--agent', f'adapter:{ck}', '--out', str(tmp_path / 'd')])
+    assert r.exit_code == 2 and 'not a verified checkpoint' in r.output and 'sha256 mismatch' in r.output, r.output

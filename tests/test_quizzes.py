@@ -202,3 +202,11 @@ def test_support_depth_answer_matches_the_family():
 def test_models_vocab_answer_matches_the_code():
     from agentforge.models import build_tokenizer
     _close(_bank('03a_models')['models-byte-vocab'], len(build_tokenizer()))
+
+def test_registry_answers_match_the_code():
+    from agentforge.registry import MIN_ROWS, JsonlFamily
+    bank = _bank('02c_registry')
+    _close(bank['registry-min-eval'], MIN_ROWS['eval'])
+    fam = JsonlFamily(dict(name='acme_routing', brief='.', scorer='choice', multi_turn=False,
+                           choices=['account', 'billing', 'technical']), [dict(prompt='p', answer='billing', meta={})])
+    _marks(bank['registry-choice'], lambda t: fam.score(t, 'billing'))
