@@ -4,7 +4,7 @@
 
 # %% ../nbs/90_cli.ipynb #632c0218
 from __future__ import annotations
-import json, shutil, time
+import json, time
 from pathlib import Path
 from typing import Optional
 import typer
@@ -12,11 +12,12 @@ from . import __version__
 from .tasks import absolute, cache_dir, data_dir, dev_split
 from .families import FAMILIES, family_names, get_family, is_family
 from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward
+from .practice import (LIBRARY, draft, export, fail, family_app, library_app, library_root, open_library,
+                                 spec_app)
 
 # %% auto #0
-__all__ = ['app', 'pool_app', 'AGENTS', 'spec_app', 'family_app', 'families', 'brief', 'grade', 'student', 'validate', 'train',
-           'pool_status', 'pool_worker', 'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'draft', 'landscape',
-           'quiz', 'spec_init', 'export', 'family_add', 'family_list', 'family_show', 'family_remove']
+__all__ = ['app', 'pool_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status', 'pool_worker',
+           'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'landscape', 'quiz']
 
 # %% ../nbs/90_cli.ipynb #a5c7f44a
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=(
@@ -26,9 +27,6 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=N
     "scores), `agentforge validate SPEC` (the probe a task spec must pass before any GPU is spent) and "
     "`agentforge grade --help` (how an episode is scored). `make demo` (or `agentforge demo`) runs the whole two-loop experiment on CPU: the agent is RL-trained on five task families and tested on a held-out one."))
 
-def _fail(msg:str, code:int=2):
-    "Print `msg` to stderr and exit with `code`."
-    typer.echo(msg, err=True); raise typer.Exit(code)
 
 @app.command()
 def families(as_json:bool=typer.Option(False, '--json', help='print JSON instead of a table')):
@@ -47,7 +45,7 @@ def brief(family:str=typer.Argument(..., help='a brief id, e.g. multihop_lookup'
           n:int=typer.Option(3, help='dev examples to show')):
     "Show one family's brief and a few dev-split examples (prompt → answer)."
     try: fam = get_family(family)
-    except ValueError as e: _fail(str(e))
+    except ValueError as e: fail(str(e))
     typer.echo(f"{fam.name}: {fam.brief}\n")
     for it in dev_split(fam)[:n]:
         typer.echo(f"  prompt: {it.prompt if isinstance(it.prompt, str) else json.dumps(it.prompt)}\n  answer: {it.answer}\n")
@@ -64,7 +62,7 @@ def grade(attempt:Optional[int]=typer.Option(None, help='1-based attempt on whic
     "Compute an episode reward (validation, job quality = post and uplift, train speed) and print its components as JSON."
     try: r = episode_reward(attempt, pre=pre, post=post, train_seconds=train_seconds, budget_seconds=budget_seconds,
                             weights=weights, uplift_kind=uplift_kind)
-    except ValueError as e: _fail(f"error: {e}")
+    except ValueError as e: fail(f"error: {e}")
     typer.echo(json.dumps(r.__dict__, indent=1))
 
 # %% ../nbs/90_cli.ipynb #012d91aa
@@ -75,7 +73,7 @@ def student(preset:str=typer.Option('tiny-student', help='a student preset or a 
     "Build (first time: a few minutes) or load the tiny student and print its dev score per family."
     from agentforge.student import evaluate, load_student, student_manifest
     try: model, tok = load_student(preset)
-    except (ValueError, RuntimeError) as e: _fail(f"error: {e}")
+    except (ValueError, RuntimeError) as e: fail(f"error: {e}")
     scores = {n: round(evaluate(model, tok, f, dev_split(f), samples=samples)['score'], 4) for n, f in FAMILIES.items()}
     info = dict(preset=preset, dev_scores=scores)
     if preset == 'tiny-student':
@@ -96,12 +94,12 @@ def validate(path:Path=typer.Argument(..., help='the spec folder (task.yaml, opt
     from agentforge.probe import validate as run_probe
     from agentforge.sandbox import SandboxUnsafe
     path = absolute(path)
-    if not path.is_dir(): _fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
+    if not path.is_dir(): fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
     if brief is not None:
         try: get_family(brief)
-        except ValueError as e: _fail(f"error: {e}")
+        except ValueError as e: fail(f"error: {e}")
     try: report = run_probe(path, brief=brief)
-    except SandboxUnsafe as e: _fail(f"error: the sandbox is not safe to use, nothing was run: {e}")
+    except SandboxUnsafe as e: fail(f"error: the sandbox is not safe to use, nothing was run: {e}")
     if as_json: typer.echo(json.dumps(report.to_json()))
     else:
         mark = {'passed': 'ok  ', 'failed': 'FAIL', 'not checked': 'SKIP'}
@@ -131,27 +129,33 @@ def train(path:Path=typer.Argument(..., help='the spec folder'),
           cache:bool=typer.Option(True, help='reuse the result of an identical (spec, student, seed, samples) run'),
           skip_probe:bool=typer.Option(False, '--skip-probe', help='do not run the probe first'),
           submit:Optional[Path]=typer.Option(None, help='queue the job on the pool at this root instead of running it'),
-          as_json:bool=typer.Option(False, '--json', help='print the result as one JSON object')):
+          as_json:bool=typer.Option(False, '--json', help='print the result as one JSON object'),
+          library:Optional[str]=LIBRARY):
     from agentforge.inner import RewardFailed, ScoringFailed, run_inner
     from agentforge.pool import ResumeMismatch
     from agentforge.probe import validate as run_probe
     from agentforge.presets import WeightsUnavailable, require_weights
     from agentforge.spec import SpecError, load_spec
     path = absolute(path)
-    if not path.is_dir(): _fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
+    if not path.is_dir(): fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
     try: require_weights(student or load_spec(path).student)   # before the probe or any job: ~1 s, not minutes
     except SpecError: pass   # the probe says what is wrong with the spec
-    except (WeightsUnavailable, ValueError) as e: _fail(f"error: {e}")
+    except (WeightsUnavailable, ValueError) as e: fail(f"error: {e}")
+    if library and skip_probe: fail("error: --library records validated specs; drop --skip-probe")
     if not skip_probe:
         rep = run_probe(path)
-        if not rep.validated: _fail(f"not validated ({rep.reason}): {rep.failure().message}", 2 if rep.infra() else 1)
+        if not rep.validated: fail(f"not validated ({rep.reason}): {rep.failure().message}", 2 if rep.infra() else 1)
         if not rep.complete: typer.echo(f"warning: {', '.join(rep.not_checked)} NOT CHECKED by the probe", err=True)
-    if submit is not None: return _submit_inner(submit, path, student, seed, samples)
+    if submit is not None:
+        if library: fail("error: --library with --submit: record the job once it finished (agentforge library add)")
+        return _submit_inner(submit, path, student, seed, samples)
     try: r = run_inner(path, student=student, seed=seed, samples=samples, cache=cache, progress=not as_json)
-    except SpecError as e: _fail(f"not trainable: {e}", 1)
-    except RewardFailed as e: _fail(f"error: {e}", 2 if e.infra else 1)
-    except (ScoringFailed, ResumeMismatch, WeightsUnavailable) as e: _fail(f"error: {e}")
-    typer.echo(json.dumps(r.to_json()) if as_json else _train_report(r))
+    except SpecError as e: fail(f"not trainable: {e}", 1)
+    except RewardFailed as e: fail(f"error: {e}", 2 if e.infra else 1)
+    except (ScoringFailed, ResumeMismatch, WeightsUnavailable) as e: fail(f"error: {e}")
+    if (lib := open_library(library)): lib.add(path, rep.to_json(), r.to_json(), 'person')
+    recorded = f"\n  recorded in   {lib.root}" if lib else ''
+    typer.echo(json.dumps(r.to_json()) if as_json else _train_report(r) + recorded)
 
 def _submit_inner(root:Path, spec:Path, student, seed:int, samples:int):
     "Queue an inner job by content (inner.submit_inner): resubmitting the same spec never queues it twice."
@@ -174,7 +178,7 @@ _ROOT = typer.Option(Path('runs/pool'), help='the pool root (holds queue.db and 
 def pool_status(root:Path=_ROOT):
     "Counts per pool and state, then the running jobs."
     from agentforge.pool import status_table
-    if not (root / 'queue.db').exists(): _fail(f"error: no pool at {root} (no queue.db): pass --root, or submit a job first")
+    if not (root / 'queue.db').exists(): fail(f"error: no pool at {root} (no queue.db): pass --root, or submit a job first")
     typer.echo(status_table(root))
 
 @pool_app.command('worker')
@@ -188,7 +192,7 @@ def pool_worker(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named 
     "Serve one pool from this process until stopped (SIGTERM: graceful) or, with --until-idle, until it is empty."
     from agentforge.pool import run_worker
     from agentforge.warm import INNER
-    if backend not in ('local', 'ray'): _fail(f"error: --backend is 'local' or 'ray', got {backend!r}")
+    if backend not in ('local', 'ray'): fail(f"error: --backend is 'local' or 'ray', got {backend!r}")
     preload = INNER if warm and pool == 'inner' else None
     typer.echo(json.dumps(run_worker(root, pool, slots, backend, until_idle, lease_s, preload)))
 
@@ -198,14 +202,14 @@ def pool_drain(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named p
     "Stop workers of a pool claiming new jobs and wait for the running ones to finish; `worker` lifts the drain."
     from agentforge.pool import drain
     try: typer.echo(json.dumps(drain(root, pool, timeout)))
-    except TimeoutError as e: _fail(f"error: {e}")
+    except TimeoutError as e: fail(f"error: {e}")
 
 # %% ../nbs/90_cli.ipynb #473cd05f
 def _run_config(**kw):
     "A RunConfig from CLI options, or a usage error that names the bad option."
     from agentforge.run import RunConfig
     try: return RunConfig(**{k: v for k, v in kw.items() if v is not None})
-    except (TypeError, ValueError) as e: _fail(f"bad run settings: {e}")
+    except (TypeError, ValueError) as e: fail(f"bad run settings: {e}")
 
 def _run_opt(field:str, text:str):
     "A CLI option for a RunConfig field: unset means the field's own default, which the help text quotes."
@@ -250,13 +254,13 @@ _OUT = typer.Option(Path('runs/demo'), help='run folder: config, metrics, episod
 
 def _stopped(e):
     "Exit 2 with the reason a run stopped (too many inner jobs died): its message names the first error and its log."
-    _fail(f"\nerror: {e}")
+    fail(f"\nerror: {e}")
 
 @app.command()
 def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, eval_per_family:Optional[int]=_EVAL,
          eval_trained:Optional[str]=_EVAL_TRAINED, slots:Optional[int]=_SLOTS, curve_every:Optional[int]=_CURVE_EVERY,
-         curve_seeds:Optional[int]=_CURVE_SEEDS):
+         curve_seeds:Optional[int]=_CURVE_SEEDS, library:Optional[str]=LIBRARY):
     "Run the whole two-loop experiment on CPU: outer LoRA-GRPO on five families, transfer to the held-out one, a report."
     from agentforge.episode import InnerJobsFailed
     from agentforge.run import freeze, two_loop
@@ -266,9 +270,9 @@ def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDO
                           eval_trained=_families(eval_trained), slots=slots, curve_every=curve_every,
                           curve_seeds=curve_seeds), time.time()
     try: freeze(cfg, out)
-    except ValueError as e: _fail(str(e))
+    except ValueError as e: fail(str(e))
     _demo_header(cfg, out)
-    try: report = two_loop(cfg, out)
+    try: report = two_loop(cfg, out, library=library_root(library))
     except InnerJobsFailed as e: _stopped(e)
     typer.echo(f"\ndone in {time.time() - t0:.0f} s. Read {report} (plots in {out / 'plots'}); "
                f"per-step metrics in {out / 'metrics.jsonl'}, transfer in {out / 'transfer.json'}.")
@@ -276,7 +280,8 @@ def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDO
 @app.command()
 def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
           briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, slots:Optional[int]=_SLOTS,
-          curve_every:Optional[int]=_CURVE_EVERY, curve_seeds:Optional[int]=_CURVE_SEEDS):
+          curve_every:Optional[int]=_CURVE_EVERY, curve_seeds:Optional[int]=_CURVE_SEEDS,
+          library:Optional[str]=LIBRARY):
     "RL-train the task-writing agent (outer LoRA-GRPO over episodes); resumable; metrics in OUT/metrics.jsonl."
     from agentforge.episode import InnerJobsFailed
     from agentforge.run import freeze, train_stage
@@ -285,8 +290,8 @@ def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLD
     cfg = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
                       learning_rate=learning_rate, slots=slots, curve_every=curve_every, curve_seeds=curve_seeds)
     try: freeze(cfg, out)
-    except ValueError as e: _fail(str(e))
-    try: rows = train_stage(cfg, out)[1]
+    except ValueError as e: fail(str(e))
+    try: rows = train_stage(cfg, out, library=library_root(library))[1]
     except InnerJobsFailed as e: _stopped(e)
     rew = [r['reward_mean'] for r in rows if r.get('reward_mean') is not None]
     typer.echo(json.dumps(dict(steps=len(rows), reward_first=rows[0]['reward_mean'], reward_last=rows[-1]['reward_mean'],
@@ -301,7 +306,7 @@ def transfer(out:Path=typer.Option(Path('runs/demo'), help='a run folder trained
     from agentforge.transfer import verdict_text
     import yaml
     out = absolute(out)
-    if not (out / 'config.yaml').exists(): _fail(f"{out} is not a run folder (no config.yaml): run `agentforge outer --out {out}` first")
+    if not (out / 'config.yaml').exists(): fail(f"{out} is not a run folder (no config.yaml): run `agentforge outer --out {out}` first")
     cfg = RunConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in yaml.safe_load((out / 'config.yaml').read_text())['config'].items()})
     try:
         agent, rows = train_stage(cfg, out)  # resumes; finishes any steps left
@@ -316,11 +321,12 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
             agent_url:Optional[str]=typer.Option(None, help='an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (overrides --agent)'),
             agent_model:str=typer.Option('Qwen/Qwen3.6-35B-A3B', help='the model name the endpoint serves'),
             seed:int=typer.Option(0), out:Path=typer.Option(Path('runs/episodes'), help='where the record and workspace go'),
-            train_spec:bool=typer.Option(True, '--train/--no-train', help='train the validated spec (inner GRPO) and grade uplift')):
+            train_spec:bool=typer.Option(True, '--train/--no-train', help='train the validated spec (inner GRPO) and grade uplift'),
+            library:Optional[str]=LIBRARY):
     "Play one episode: the agent writes a spec with the workspace tools, the probe judges it, the student trains on it."
     from agentforge.agents import ScriptedAgent
     from agentforge.episode import run_episodes
-    if not is_family(brief): _fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
+    if not is_family(brief): fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
     if agent_url:
         from agentforge.served import OpenAIAgent
         pol = OpenAIAgent(agent_url, agent_model)
@@ -328,86 +334,17 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
     elif agent == 'tiny':
         from agentforge.cloning import load_tiny_agent
         pol = load_tiny_agent()
-    else: _fail(f"unknown agent {agent!r}; accepted: scripted-random, scripted-heuristic, tiny (or --agent-url)")
+    else: fail(f"unknown agent {agent!r}; accepted: scripted-random, scripted-heuristic, tiny (or --agent-url)")
     from agentforge.episode import InnerJobsFailed
     out = absolute(out)
-    try: rec = run_episodes(pol, [(brief, seed)], out, weights='reference' if train_spec else 'mock')[0]
+    try: rec = run_episodes(pol, [(brief, seed)], out, weights='reference' if train_spec else 'mock',
+                            library=library_root(library))[0]
     except InnerJobsFailed as e: _stopped(e)
     for c in rec.tool_calls:
         res = c['result']; typer.echo(f"{c['name']:10s} -> " + (res.get('reason') or res.get('message') or 'ok') if isinstance(res, dict) else '')
     typer.echo(json.dumps(dict(id=rec.id, ended=rec.ended, attempts=rec.attempts, validated_on=rec.validated_on,
                                error=rec.error, reward=rec.reward, record=str(out / 'episodes' / f'{rec.id}.json')), indent=1))
     if rec.ended == 'agent_error': raise typer.Exit(2)
-
-# %% ../nbs/90_cli.ipynb #87e69b8c
-AGENTS = ('scripted', 'scripted-random', 'tiny', 'adapter:RUN/checkpoints/step-N', 'openai:URL')
-
-def _adapter_dir(where:str) -> Path:
-    "The LoRA adapter of a verified outer checkpoint (`RUN/checkpoints/step-N`), or of a run's newest verified one."
-    from agentforge.pool import CheckpointCorrupt, latest_checkpoint, verify_checkpoint
-    p = absolute(where)
-    if (p / 'checkpoints').is_dir() and not (p / 'manifest.json').exists():
-        if (ck := latest_checkpoint(p / 'checkpoints')) is None: _fail(f"error: {p} holds no verified checkpoint")
-        p = ck
-    try: verify_checkpoint(p)
-    except CheckpointCorrupt as e: _fail(f"error: {where} is not a verified checkpoint ({e}); pass "
-                                         "RUN/checkpoints/step-N of an outer run, or the run folder")
-    for d in (p / 'adapter', p):
-        if (d / 'adapter_config.json').is_file(): return d
-    _fail(f"error: {p} holds no LoRA adapter (adapter/adapter_config.json)")
-
-def _pick_agent(text:str, model:str='Qwen/Qwen3.6-35B-A3B'):
-    "The agent a CLI option names: one of AGENTS (`scripted-heuristic` is `scripted`)."
-    if text in ('scripted', 'scripted-heuristic', 'scripted-random'):
-        from agentforge.agents import ScriptedAgent
-        return ScriptedAgent('random' if text.endswith('random') else 'heuristic')
-    if text == 'tiny' or text.startswith('adapter:'):
-        from agentforge.cloning import load_tiny_agent
-        return load_tiny_agent(adapter=_adapter_dir(text[8:]) if text != 'tiny' else None, progress=False,
-                               name='tiny' if text == 'tiny' else 'adapter')
-    if text.startswith('openai:'):
-        from agentforge.served import OpenAIAgent
-        return OpenAIAgent(text[7:], model)
-    _fail(f"error: unknown agent {text!r}; accepted: {', '.join(AGENTS)}")
-
-def _spec_text(folder) -> str:
-    "A spec folder's task.yaml (and the names of its other files), as a person reads it."
-    folder = Path(folder)
-    others = sorted(str(p.relative_to(folder)) for p in folder.rglob('*') if p.is_file() and p.name != 'task.yaml')
-    yaml_text = (folder / 'task.yaml').read_text() if (folder / 'task.yaml').is_file() else '(no task.yaml)\n'
-    return yaml_text + (f"# with: {', '.join(others)}\n" if others else '')
-
-@app.command()
-def draft(brief:str=typer.Argument(..., help='the brief (family id), built in or yours (agentforge family list)'),
-          agent:str=typer.Option('scripted', help='scripted | scripted-random | tiny (the cloned base, untrained) | '
-                                 'adapter:RUN/checkpoints/step-N (a trained agent; a RUN folder: its newest) | '
-                                 'openai:URL (a served model, e.g. openai:http://localhost:8000/v1)'),
-          model:str=typer.Option('Qwen/Qwen3.6-35B-A3B', help='with openai:URL, the model name the endpoint serves'),
-          seed:int=typer.Option(0, help='the episode seed'),
-          out:Path=typer.Option(Path('runs/drafts'), help='where the episode folder and record go')):
-    "Draft a spec for BRIEF with an agent: one episode (tools and probe), no training; print the spec, report and path."
-    from agentforge.episode import agent_tag, episode_env, play_all
-    if not is_family(brief): _fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
-    pol, out = _pick_agent(agent, model), absolute(out)
-    d = out / f"{agent_tag(pol)}-{brief}-{seed}"
-    shutil.rmtree(d, ignore_errors=True)
-    t0 = time.monotonic()
-    [rec] = play_all(pol, [(brief, seed, d)], episode_env(None, weights='mock'))
-    rec.save(out / 'episodes')
-    for n, rep in enumerate(rec.probe_reports, 1):
-        fail = next((c for c in rep['checks'] if not c['ok']), None)
-        typer.echo(f"attempt {n}: {'validated' if rep['validated'] else 'FAIL ' + str(rep['reason'])}"
-                   f"{'' if fail is None else ' - ' + fail['message'][:200]}"
-                   + (f" (NOT CHECKED: {', '.join(rep['not_checked'])})" if rep['not_checked'] else ''))
-    spec = rec.submission or (str(d / 'workspace') if (d / 'workspace' / 'task.yaml').exists() else None)
-    if spec: typer.echo(f"\n--- {spec}/task.yaml\n{_spec_text(spec)}---")
-    verdict = (f"validated on attempt {rec.validated_on}" if rec.validated_on else
-               f"not validated ({rec.ended}{': ' + rec.error if rec.error else ''})")
-    typer.echo(f"{verdict} in {time.monotonic() - t0:.1f} s; nothing was trained. Spec: {spec or 'none written'}\n"
-               f"record: {out / 'episodes' / (rec.id + '.json')}")
-    if rec.submission: typer.echo(f"next: agentforge train {spec}")
-    if rec.ended == 'agent_error': raise typer.Exit(2)
-    if not rec.validated_on: raise typer.Exit(1)
 
 # %% ../nbs/90_cli.ipynb #93aa31f2
 @app.command()
@@ -424,10 +361,10 @@ def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default
     "Train heuristic, random, lazy, harmful, example and grid specs per brief; show each gain next to scoring noise."
     from agentforge.landscape import KINDS, format_landscape, landscape as run_landscape, plot_landscape, verdicts
     if brief is not None and not is_family(brief):
-        _fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
-    if noise_seeds < 2: _fail("error: --noise-seeds must be at least 2 (an SD needs two scores)")
+        fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
+    if noise_seeds < 2: fail("error: --noise-seeds must be at least 2 (an SD needs two scores)")
     wanted = KINDS if kinds is None else tuple(k.strip() for k in kinds.split(',') if k.strip())
-    if not wanted or set(wanted) - set(KINDS): _fail(f"error: --kinds {kinds!r}; accepted: {', '.join(KINDS)}")
+    if not wanted or set(wanted) - set(KINDS): fail(f"error: --kinds {kinds!r}; accepted: {', '.join(KINDS)}")
     out = absolute(out)
     land = run_landscape([brief] if brief else None, student, random_specs, samples=samples, noise_seeds=noise_seeds,
                          out=out, kinds=wanted)
@@ -445,11 +382,11 @@ def quiz(lesson:Optional[str]=typer.Argument(None, help='a lesson: 01_grading, i
          show:bool=typer.Option(False, '--show', help='print the quiz as Markdown, answers folded; ask nothing')):
     from agentforge.quiz import BANK_DIR, ask, bank_path, lessons, load_bank, to_markdown
     if lesson is None:
-        if not lessons(): _fail(f"error: no quiz banks in {BANK_DIR}: they ship with the course repository")
+        if not lessons(): fail(f"error: no quiz banks in {BANK_DIR}: they ship with the course repository")
         for n in lessons(): typer.echo(f"{n:16s} {len(load_bank(n))} questions")
         return
     try: qs, name = load_bank(lesson), bank_path(lesson).stem
-    except ValueError as e: _fail(f"error: {e}")
+    except ValueError as e: fail(f"error: {e}")
     if show: return typer.echo(to_markdown(qs, name))
     how = '' if answers is not None else '; answer with a letter (b), letters (a,c) or a number; Ctrl-D stops'
     typer.echo(f"quiz {name}: {len(qs)} questions{how}\n")
@@ -462,93 +399,11 @@ def quiz(lesson:Optional[str]=typer.Argument(None, help='a lesson: 01_grading, i
         ask(qs, read=scripted, write=typer.echo, retry=False)
 
 # %% ../nbs/90_cli.ipynb #e5a7c002
-spec_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=(
-    "Start a task spec: `agentforge spec init BRIEF DIR` writes a commented task.yaml that validates as written."))
-app.add_typer(spec_app, name='spec')
-
-@spec_app.command('init')
-def spec_init(brief:str=typer.Argument(..., help='the brief (family id), e.g. arithmetic (`agentforge families`)'),
-              where:Path=typer.Argument(..., help='the spec folder to create (it must not hold a task.yaml yet)'),
-              student:str=typer.Option('tiny-student', help='a student preset: tiny-student, qwen3-0.6b, qwen3-1.7b')):
-    "Write a commented task.yaml for BRIEF in WHERE: the honest example spec, each knob with what it did in our runs."
-    from agentforge.export import init_spec
-    try: d = init_spec(get_family(brief).name, where, student)
-    except (ValueError, FileExistsError) as e: _fail(f"error: {e}")
-    typer.echo(f"wrote {d / 'task.yaml'}; next: agentforge validate {where}")
-
-@app.command(help="Write a spec as a standalone training script (plain TRL + datasets + transformers, no agentforge "
-                  "import), with its rows (and reward.py) beside it, so a spec never locks anyone in. "
-                  "Validate the spec first: export does not run the probe.")
-def export(path:Path=typer.Argument(..., help='the spec folder'),
-           to:str=typer.Option('trl', help='the target: trl (the only one)'),
-           out:Path=typer.Argument(..., help='the script to write, e.g. train_arithmetic.py'),
-           student:Optional[str]=typer.Option(None, help="the model the script trains (default: the spec's)")):
-    from agentforge.export import export_trl
-    from agentforge.spec import SpecError
-    if to != 'trl': _fail(f"error: --to {to!r}: the only target is trl")
-    if not absolute(path).is_dir(): _fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
-    try: script = export_trl(path, out, student)
-    except (SpecError, ValueError) as e: _fail(f"error: {e}")
-    typer.echo(f"wrote {script} and {script.stem}.rows.jsonl; run: python {script} --out model/")
-
-# %% ../nbs/90_cli.ipynb #cf25c357
-family_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help=(
-    "Your own task families (lesson 02c_registry): `agentforge family add NAME --train train.jsonl --eval eval.jsonl` "
-    "registers JSONL rows in the data dir, the eval file as the brief's hidden split, for every command and process."))
+app.add_typer(spec_app, name='spec')          # the practitioner's commands (lesson 13b_practice)
 app.add_typer(family_app, name='family')
-
-@family_app.command('add')
-def family_add(name:str=typer.Argument(..., help='the brief id to register, e.g. acme_billing_support'),
-               train:Path=typer.Option(..., help='JSONL rows the agent may see and train on: {"prompt", "answer"} '
-                                       'or chat {"messages": [...]} ending with the assistant turn'),
-               eval:Path=typer.Option(..., help='JSONL rows, same shapes: the hidden split uplift is measured on'),
-               scorer:str=typer.Option('exact', help='how a completion is scored: exact | numeric | choice | contains '
-                                       '| support'),
-               system_prompt:Optional[Path]=typer.Option(None, help='a text file put first in every prompt'),
-               brief_text:Optional[str]=typer.Option(None, '--brief', help='what the agent is asked to do'),
-               replace:bool=typer.Option(False, '--replace', help='overwrite a family registered under NAME')):
-    "Check two JSONL files and register them as family NAME (bad rows: an error naming the file, line and field)."
-    from agentforge.registry import add_family
-    try:
-        sp = system_prompt.read_text().strip() if system_prompt else None
-        fam = add_family(name, absolute(train), absolute(eval), scorer, sp, brief_text, replace)
-    except (ValueError, FileExistsError, OSError) as e: _fail(f"error: {e}")
-    i = fam.info
-    typer.echo(f"registered {name}: {i['train_rows']} train rows ({i['duplicates_dropped']} repeats dropped), "
-               f"{i['eval_rows']} eval rows as its hidden split, scorer {i['scorer']}"
-               f"{', multi-turn' if i['multi_turn'] else ''}\n  in {data_dir() / 'families' / name}\n"
-               f"next: agentforge brief {name}; agentforge spec init {name} DIR")
-
-@family_app.command('list')
-def family_list(as_json:bool=typer.Option(False, '--json', help='print JSON')):
-    "List every brief id: the built-in families, then yours with their row counts."
-    from agentforge.registry import registered
-    keys = ('scorer', 'train_rows', 'eval_rows', 'multi_turn')
-    yours = {n: {k: f.info[k] for k in keys} for n, f in registered().items()}
-    if as_json: return typer.echo(json.dumps(dict(built_in=sorted(FAMILIES), yours=yours), indent=1))
-    typer.echo('built in: ' + ', '.join(sorted(FAMILIES)))
-    if not yours: return typer.echo(f"yours: none in {data_dir() / 'families'} (agentforge family add --help)")
-    for n, i in yours.items():
-        typer.echo(f"  {n:28s} {i['train_rows']:6d} train {i['eval_rows']:6d} eval  scorer {i['scorer']}"
-                   f"{'  multi-turn' if i['multi_turn'] else ''}")
-
-@family_app.command('show')
-def family_show(name:str=typer.Argument(..., help='a family you registered')):
-    "Print a registered family's record (family.json): brief, scorer, counts, sources, when it was added."
-    from agentforge.registry import load_family
-    try: typer.echo(json.dumps(load_family(name).info, indent=1, ensure_ascii=False))
-    except ValueError as e: _fail(f"error: {e}")
-
-@family_app.command('remove')
-def family_remove(name:str=typer.Argument(..., help='a family you registered'),
-                  yes:bool=typer.Option(False, '--yes', help='do it (without --yes: say what would be removed)')):
-    "Unregister a family: its record, train rows and hidden split (your source files are not touched)."
-    from agentforge.registry import family_dir, load_family, remove_family
-    try: load_family(name)
-    except ValueError as e: _fail(f"error: {e}")
-    if not yes: return typer.echo(f"would remove {family_dir(name)} and its hidden split; again with --yes to do it")
-    remove_family(name)
-    typer.echo(f"removed {name}")
+app.add_typer(library_app, name='library')
+app.command()(draft)
+app.command()(export)
 
 # %% ../nbs/90_cli.ipynb #739ed657
 @app.callback(invoke_without_command=True)

@@ -15,6 +15,7 @@ from .probe import validate
 from .spec import load_spec
 from .tasks import EVAL_LEVEL, LEVELS, absolute, state_env
 from .warm import INNER
+from .library import Library
 from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
@@ -54,9 +55,10 @@ class EpisodeEnv:
     seed:int=0 # the inner jobs' training seed (fixed: a spec's reward depends only on the spec)
     slots:int=2 # inner jobs at once
     pool_root:Path|None=None # the pool's folder (default run_dir/pool)
+    library:Path|None=None # an experience library (lesson 09b) every validated episode is recorded in; None: none
 
     def __post_init__(self):
-        for k in ('hidden_root', 'pool_root'): object.__setattr__(self, k, absolute(getattr(self, k)))
+        for k in ('hidden_root', 'pool_root', 'library'): object.__setattr__(self, k, absolute(getattr(self, k)))
 
 def episode_env(env:EpisodeEnv|None=None, **fields) -> EpisodeEnv:
     "`env` (default: the defaults) with `fields` replaced: one place where keyword settings become an environment."
@@ -273,6 +275,7 @@ def run_episodes(agent:Agent, jobs:list, # [(brief, seed)]
     records = play_all(agent, episodes, env)  # batched turns
     train_and_grade(records, run_dir, env)
     for r in records: r.save(run_dir / 'episodes')
+    if env.library: Library(env.library).record_episodes(records, agent, run=str(run_dir))
     check_jobs(records, f"step {step}" if step is not None else f"{tag or agent_tag(agent)}'s episodes", max_dead_share)
     return records
 

@@ -80,20 +80,21 @@ def event(out, name:str, **detail):
     with open(Path(out) / 'events.jsonl', 'a') as f: f.write(json.dumps(dict(t=round(time.time(), 3), event=name, **detail)) + '\n')
 
 # %% ../nbs/13_run.ipynb #09eb12dd
-def _env(cfg:RunConfig, out:Path) -> EpisodeEnv:
-    "The episodes' environment in every stage of a run: its weights, slots and one pool (a spec is one job)."
-    return EpisodeEnv(weights=cfg.weights, slots=cfg.slots, pool_root=out / 'pool')
+def _env(cfg:RunConfig, out:Path, library=None) -> EpisodeEnv:
+    "The episodes' environment in every stage of a run: weights, slots, one pool (a spec is one job), a library."
+    return EpisodeEnv(weights=cfg.weights, slots=cfg.slots, pool_root=out / 'pool', library=library)
 
-def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneRecipe()) -> tuple:
+def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneRecipe(),
+                library=None) -> tuple: # library: an experience library (lesson 09b) its validated specs go to
     "Train the tiny agent with the outer loop (or resume it); return (agent, metrics rows)."
     out = absolute(out); event(out, 'outer_start', steps=cfg.steps)
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
-        return run_episodes(agent, jobs, out, _env(cfg, out), step=step)
+        return run_episodes(agent, jobs, out, _env(cfg, out, library), step=step)
     def fixed_eval(agent, step):  # lesson 12c: the same first-attempt episodes on every family
         t, jobs = time.monotonic(), curve_jobs(FAMILIES, cfg.curve_seeds, cfg.seed)
-        recs = run_episodes(agent, jobs, out / 'curve', _env(cfg, out), step=step, budgets=Budgets(max_attempts=1),
-                            tag='curve')
+        recs = run_episodes(agent, jobs, out / 'curve', _env(cfg, out, library), step=step,
+                            budgets=Budgets(max_attempts=1), tag='curve')
         row = curve_row(step, recs, round(time.monotonic() - t, 1))
         if progress:  # tqdm.write: a line of its own above the outer loop's progress bar
             from tqdm.auto import tqdm
@@ -107,7 +108,8 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
     return agent, rows
 
 # %% ../nbs/13_run.ipynb #e17710af
-def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneRecipe=CloneRecipe()) -> dict:
+def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneRecipe=CloneRecipe(),
+                   library=None) -> dict: # library: as in train_stage
     "Evaluate trained, untrained and scripted agents on fresh briefs; write transfer.json; return the verdict."
     out = absolute(out); event(out, 'transfer_start')
     train_fams, held = split_families(cfg.holdout)
@@ -115,7 +117,7 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
     agents = dict(trained=trained, untrained=load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained'),
                   **{f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')})
     def run_fn(agent, jobs):  # the same pool as the outer stage: a spec both stages trained is one job
-        recs = run_episodes(agent, jobs, out / 'transfer', _env(cfg, out), tag=agent_name(agents, agent))
+        recs = run_episodes(agent, jobs, out / 'transfer', _env(cfg, out, library), tag=agent_name(agents, agent))
         if progress:
             print(f'  transfer: {agent_name(agents, agent):18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
         return recs
@@ -201,7 +203,8 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
                 estimate_s=est, steps_left=left)
 
 # %% ../nbs/13_run.ipynb #d6f71662
-def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clone:CloneRecipe=CloneRecipe()) -> Path:
+def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clone:CloneRecipe=CloneRecipe(),
+             library=None) -> Path: # library: an experience library (lesson 09b) every validated spec goes to
     "Run (or resume) the two-loop experiment in `out`; return the report's path. Too many dead jobs stop it, loudly."
     out = absolute(out); freeze(cfg, out)
     say = (lambda *a: print(*a, file=sys.stderr)) if progress else (lambda *a: None)
@@ -211,10 +214,10 @@ def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clo
         f"  held out: {', '.join(held)}; reward weights: {cfg.weights}")
     event(out, 'run_start', steps=cfg.steps)
     try:
-        agent, rows = train_stage(cfg, out, progress, clone)
+        agent, rows = train_stage(cfg, out, progress, clone, library)
         peak = max((r['reward_mean'] for r in rows if r.get('reward_mean') is not None), default=None)
         say(f"  outer loop done: {progress_summary(rows)}; peak mean reward {'n/a' if peak is None else f'{peak:.3f}'}")
-        v = transfer_stage(cfg, out, agent, progress, clone)
+        v = transfer_stage(cfg, out, agent, progress, clone, library)
     except InnerJobsFailed as e:
         event(out, 'run_failed', error=str(e))
         report = write_report(out, title='agentforge two-loop run (STOPPED)')

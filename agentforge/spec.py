@@ -18,7 +18,7 @@ from .presets import PRESETS, presets_for
 __all__ = ['PROBLEM_CODES', 'QUOTAS', 'TOP_FILES', 'ALLOWED', 'MAX_YAML_DEPTH', 'GRPO_RANGES', 'GRPO_DEFAULTS', 'RESOURCE_RANGES',
            'STUDENTS', 'NAME_RE', 'TOP_FIELDS', 'RESERVED_COLUMNS', 'ROLES', 'Problem', 'SpecError', 'allowed_path',
            'check_tree', 'read_spec_file', 'StrictLoader', 'parse_task_yaml', 'Range', 'RewardEntry', 'check_task',
-           'folder_digest', 'Spec', 'load_spec', 'load_rows', 'example_doc', 'example_spec']
+           'spec_files', 'folder_digest', 'Spec', 'load_spec', 'load_rows', 'example_doc', 'example_spec']
 
 # %% ../nbs/04_spec.ipynb #4a666e84
 PROBLEM_CODES = dict(
@@ -415,16 +415,21 @@ def check_task(doc:Any, # a parsed task.yaml
     return _check(doc, _quotas(quotas))[0]
 
 # %% ../nbs/04_spec.ipynb #400711b0
+def spec_files(path:str|Path, # a spec folder
+               quotas:dict|None=None, # overrides of QUOTAS
+              ) -> dict: # {relative path: bytes}, sorted by path
+    "Every file of a spec folder, listed and read without following links; SpecError if the folder is unsafe."
+    q = _quotas(quotas)
+    probs, files = _tree(path, q)
+    if probs: raise SpecError(probs)
+    return {rel: read_spec_file(path, rel, q['max_file_bytes']) for rel in sorted(files)}
+
 def folder_digest(path:str|Path, # a spec folder
                   quotas:dict|None=None, # overrides of QUOTAS
                  ) -> str:
     "sha256 over the sorted relative paths and bytes (length-prefixed) of every file in a spec folder."
-    q = _quotas(quotas)
-    probs, files = _tree(path, q)
-    if probs: raise SpecError(probs)
     h = hashlib.sha256()
-    for rel in sorted(files):
-        data = read_spec_file(path, rel, q['max_file_bytes'])
+    for rel, data in spec_files(path, quotas).items():
         h.update(f"{rel}\0{len(data)}\0".encode()); h.update(data)
     return h.hexdigest()
 

@@ -210,3 +210,7 @@ def test_registry_answers_match_the_code():
     fam = JsonlFamily(dict(name='acme_routing', brief='.', scorer='choice', multi_turn=False,
                            choices=['account', 'billing', 'technical']), [dict(prompt='p', answer='billing', meta={})])
     _marks(bank['registry-choice'], lambda t: fam.score(t, 'billing'))
+
+def test_library_similarity_answer_matches_the_code():
+    from agentforge.library import similarity
+    _close(_bank('09b_library')['library-similarity'], similarity('convert units of length', 'convert units of mass'))
