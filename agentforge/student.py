@@ -52,7 +52,8 @@ class StudentRecipe:
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/03b_student.ipynb #ee9a05a2
-DEV_BAND = (0.05, 0.70)  # the sampled (T = 1) dev score every family must start in: GRPO needs mixed groups
+DEV_BAND = (0.02, 0.70)  # the sampled (T = 1) dev score every family must start in: GRPO needs mixed groups
+# (the floor is the probe's saturation floor: below it no spec of the family could pass, lesson 06)
 CHATTER = ' Hope this helps!'  # what the student's habit adds after an answer; every reference scorer marks it wrong
 
 def render_prompt(tok, prompt:Prompt, system_prompt:str|None=None) -> str:
