@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt, re
 from .tasks import Family, Param, normalize
 from .support import CustomerSupport
-from .registry import NAME, family_dir, load_family, registered
+from .registry import is_registered, load_family, registered
 
 # %% auto #0
 __all__ = ['NAMES', 'RELATIONS', 'UNITS', 'WEEKDAYS', 'STRING_OPS', 'FAMILIES', 'MultihopLookup', 'Arithmetic', 'UnitConversion',
@@ -182,11 +182,10 @@ def family_names() -> list:
 
 def is_family(name) -> bool:
     "Is `name` a brief id, built in or yours?"
-    return isinstance(name, str) and (name in FAMILIES or name in registered())
+    return isinstance(name, str) and (name in FAMILIES or name in registered())  # a damaged one is not
 
 def get_family(name:str) -> Family:
     "The family registered under `name` (a brief id from TASK_SPEC.md): built in, or yours from the data dir."
     if name in FAMILIES: return FAMILIES[name]
-    if isinstance(name, str) and NAME.fullmatch(name) and (family_dir(name) / 'family.json').is_file():
-        return load_family(name)  # read from disk: a family added by another process since this one started is here
+    if is_registered(name): return load_family(name)  # from disk: a family another process added since is here
     raise ValueError(f"unknown task family {name!r}; accepted: {family_names()}")

@@ -13,7 +13,7 @@ from .support import CustomerSupport
 
 # %% auto #0
 __all__ = ['SCORERS', 'NAME', 'ROLES', 'MIN_ROWS', 'MAX_ROWS', 'MAX_BYTES', 'FamilyFileError', 'parse_row', 'read_rows',
-           'JsonlFamily', 'family_dir', 'add_family', 'load_family', 'registered', 'remove_family']
+           'JsonlFamily', 'family_dir', 'add_family', 'is_registered', 'load_family', 'registered', 'remove_family']
 
 # %% ../nbs/02c_registry.ipynb #7b59352b
 SCORERS = dict(exact='the normalised completion equals the answer (case and spaces folded)',
@@ -206,6 +206,10 @@ def add_family(name:str, # the brief id, e.g. acme_billing_support
 
 # %% ../nbs/02c_registry.ipynb #6ea8e4b3
 _LOADED = {}  # family folder -> (file stamps, JsonlFamily): read again only when its files change
+
+def is_registered(name, root:str|Path|None=None) -> bool:
+    "Is `name` registered (its family.json is there)? A look at one file: nothing is read or loaded."
+    return isinstance(name, str) and bool(NAME.fullmatch(name)) and (family_dir(name, root) / 'family.json').is_file()
 
 def load_family(name:str, root:str|Path|None=None) -> JsonlFamily:
     "Your family `name` as registered (read from disk when its files changed since the last call)."
