@@ -12,8 +12,8 @@ from . import __version__
 from .tasks import absolute, cache_dir, data_dir, dev_split
 from .families import FAMILIES, family_names, get_family, is_family
 from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward
-from .practice import (LIBRARY, draft, export, fail, family_app, library_app, library_root, open_library,
-                                 spec_app)
+from .practice import (LIBRARY, REUSE, _pick_agent, draft, export, fail, family_app, library_app,
+                                 library_root, open_library, reuse_root, spec_app)
 
 # %% auto #0
 __all__ = ['app', 'pool_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status', 'pool_worker',
@@ -317,12 +317,12 @@ def transfer(out:Path=typer.Option(Path('runs/demo'), help='a run folder trained
 # %% ../nbs/90_cli.ipynb #b7bd99d3
 @app.command()
 def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. string_ops'),
-            agent:str=typer.Option('scripted-heuristic', help='scripted-random | scripted-heuristic | tiny'),
+            agent:str=typer.Option('scripted-heuristic', help='scripted-random | scripted-heuristic | scripted-copy | tiny'),
             agent_url:Optional[str]=typer.Option(None, help='an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (overrides --agent)'),
             agent_model:str=typer.Option('Qwen/Qwen3.6-35B-A3B', help='the model name the endpoint serves'),
             seed:int=typer.Option(0), out:Path=typer.Option(Path('runs/episodes'), help='where the record and workspace go'),
             train_spec:bool=typer.Option(True, '--train/--no-train', help='train the validated spec (inner GRPO) and grade uplift'),
-            library:Optional[str]=LIBRARY):
+            library:Optional[str]=LIBRARY, reuse:Optional[str]=REUSE):
     "Play one episode: the agent writes a spec with the workspace tools, the probe judges it, the student trains on it."
     from agentforge.agents import ScriptedAgent
     from agentforge.episode import run_episodes
@@ -331,6 +331,7 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
         from agentforge.served import OpenAIAgent
         pol = OpenAIAgent(agent_url, agent_model)
     elif agent in ('scripted-random', 'scripted-heuristic'): pol = ScriptedAgent(agent.split('-')[1])
+    elif agent == 'scripted-copy': pol = _pick_agent(agent)
     elif agent == 'tiny':
         from agentforge.cloning import load_tiny_agent
         pol = load_tiny_agent()
@@ -338,7 +339,7 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
     from agentforge.episode import InnerJobsFailed
     out = absolute(out)
     try: rec = run_episodes(pol, [(brief, seed)], out, weights='reference' if train_spec else 'mock',
-                            library=library_root(library))[0]
+                            library=library_root(library), reuse=reuse_root(reuse))[0]
     except InnerJobsFailed as e: _stopped(e)
     for c in rec.tool_calls:
         res = c['result']; typer.echo(f"{c['name']:10s} -> " + (res.get('reason') or res.get('message') or 'ok') if isinstance(res, dict) else '')

@@ -16,6 +16,7 @@ from .spec import load_spec
 from .tasks import EVAL_LEVEL, LEVELS, absolute, state_env
 from .warm import INNER
 from .library import Library
+from .reuse import MAX_EXAMPLES, examples_note, offer_examples, pick_examples
 from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
@@ -27,11 +28,11 @@ __all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv'
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
           "read_file(path), list_files(), baseline(), submit(). A failed submit returns the report: fix it, submit again.")
 
-def brief_messages(brief:str, student:str='tiny-student') -> list:
-    "The opening messages of an episode for `brief`."
+def brief_messages(brief:str, student:str='tiny-student', examples:str='') -> list:
+    "The opening messages of an episode for `brief` (with `examples`: the line saying past specs are offered)."
     return [dict(role='system', content=SYSTEM),
             dict(role='user', content=f"brief: {brief}\n{get_family(brief).brief}\nhidden eval: level {EVAL_LEVEL} of "
-                                      f"{len(LEVELS)}\nstudent: {student}")]
+                                      f"{len(LEVELS)}\nstudent: {student}" + (f"\n{examples}" if examples else ''))]
 
 @dataclass
 class Budgets:
@@ -56,9 +57,12 @@ class EpisodeEnv:
     slots:int=2 # inner jobs at once
     pool_root:Path|None=None # the pool's folder (default run_dir/pool)
     library:Path|None=None # an experience library (lesson 09b) every validated episode is recorded in; None: none
+    reuse:Path|None=None # a library whose best specs for the brief are offered in examples/ (lesson 09c); None: none
+    reuse_scope:str='any' # where examples come from: 'any', 'same' brief or 'others' (reuse.SCOPES)
+    examples:int=MAX_EXAMPLES # at most this many offered
 
     def __post_init__(self):
-        for k in ('hidden_root', 'pool_root', 'library'): object.__setattr__(self, k, absolute(getattr(self, k)))
+        for k in ('hidden_root', 'pool_root', 'library', 'reuse'): object.__setattr__(self, k, absolute(getattr(self, k)))
 
 def episode_env(env:EpisodeEnv|None=None, **fields) -> EpisodeEnv:
     "`env` (default: the defaults) with `fields` replaced: one place where keyword settings become an environment."
@@ -79,6 +83,7 @@ class EpisodeRecord:
     reward:dict=field(default_factory=dict) # asdict(EpisodeReward); empty when the episode could not be graded
     tokens:int=0; ended:str=''; error:str|None=None
     seconds:dict=field(default_factory=lambda: dict(agent=0.0, probe=0.0, inner=0.0))
+    examples:list=field(default_factory=list) # digests of the library specs offered in examples/ (lesson 09c)
 
     @property
     def graded(self) -> bool: return bool(self.reward)  # False: infra error, or its inner job died
@@ -155,11 +160,15 @@ def play_all(agent:Agent, episodes:list, # [(brief, seed, episode_dir)]
              env:EpisodeEnv|None=None, **fields) -> list: # [EpisodeRecord], in the order of `episodes`
     "`play` for many episodes in lockstep: each round, one `act_batch` over the episodes still going, then their tools."
     env, eps = episode_env(env, **fields), []
+    lib = Library(env.reuse) if env.reuse else None
     for brief, seed, d in episodes:
+        ws = Workspace(Path(d) / 'workspace', brief, submissions=Path(d) / 'submissions',
+                       max_attempts=env.budgets.max_attempts)
+        picks = pick_examples(lib, brief, env.examples, env.reuse_scope) if lib else []
         rec = EpisodeRecord(Path(d).name, brief, getattr(agent, 'name', type(agent).__name__), seed, env.step,
-                            messages=brief_messages(brief, env.student))
-        eps.append((rec, Workspace(Path(d) / 'workspace', brief, submissions=Path(d) / 'submissions',
-                                   max_attempts=env.budgets.max_attempts)))
+                            messages=brief_messages(brief, env.student, examples_note(picks)),
+                            examples=offer_examples(ws.root, picks))
+        eps.append((rec, ws))
     live = list(eps)
     while live:
         t = time.monotonic()

@@ -194,5 +194,6 @@ def record_episodes(self:Library, records:list, # EpisodeRecord-like: submission
                     **detail) -> list: # the digests recorded, one per validated episode
     "Add every validated episode's spec with its report, its inner result when it trained, and the agent as source."
     kind, who = source_of(agent)
-    return [self.add(r.submission, r.probe_reports[-1], r.inner, kind, who, dict(detail, episode=r.id, step=r.step))
+    return [self.add(r.submission, r.probe_reports[-1], r.inner, kind, who,
+                     dict(detail, episode=r.id, step=r.step, examples=getattr(r, 'examples', [])))
             for r in records if r.submission]

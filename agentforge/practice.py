@@ -12,9 +12,9 @@ from .families import FAMILIES, family_names, get_family, is_family
 from .tasks import absolute, data_dir
 
 # %% auto #0
-__all__ = ['LIBRARY', 'spec_app', 'family_app', 'AGENTS', 'library_app', 'fail', 'open_library', 'library_root', 'spec_init',
-           'export', 'family_add', 'family_list', 'family_show', 'family_remove', 'draft', 'library_add',
-           'library_list', 'library_search', 'library_show', 'library_export']
+__all__ = ['LIBRARY', 'REUSE', 'spec_app', 'family_app', 'AGENTS', 'library_app', 'fail', 'open_library', 'reuse_root',
+           'library_root', 'spec_init', 'export', 'family_add', 'family_list', 'family_show', 'family_remove', 'draft',
+           'library_add', 'library_list', 'library_search', 'library_show', 'library_export']
 
 # %% ../nbs/13b_practice.ipynb #9d3eb231
 def fail(msg:str, code:int=2):
@@ -24,11 +24,24 @@ def fail(msg:str, code:int=2):
 LIBRARY = typer.Option(None, '--library', help="record every spec this validates in an experience library: a folder, "
                        "or 'default' (DATA_DIR/library)")
 
+REUSE = typer.Option(None, '--reuse', help="offer the best specs for the brief from an experience library in the "
+                     "workspace's examples/ (lesson 09c_reuse): a folder, or 'default' (DATA_DIR/library)")
+
 def open_library(where:str|None):
     "The library a `--library` option names ('default': the data dir's), or None when it names none."
     if where is None: return None
     from agentforge.library import Library, library_dir
     return Library(library_dir() if where == 'default' else where)
+
+def reuse_root(where:str|None) -> Path|None:
+    "The library a `--reuse` option names, which must exist (an empty new one would offer nothing, silently)."
+    if where is None: return None
+    from agentforge.library import library_dir
+    root = library_dir() if where == 'default' else absolute(where)
+    if not (root / 'library.db').is_file():
+        fail(f"error: no experience library at {root} (no library.db); fill one first: --library on train, episode or "
+             "draft, or `agentforge library add SPEC`")
+    return root
 
 def library_root(where:str|None) -> Path|None:
     "The folder of the library a `--library` option names (created if new), or None: what an EpisodeEnv takes."
@@ -123,7 +136,7 @@ def family_remove(name:str=typer.Argument(..., help='a family you registered'),
     typer.echo(f"removed {name}")
 
 # %% ../nbs/13b_practice.ipynb #66f91b98
-AGENTS = ('scripted', 'scripted-random', 'tiny', 'adapter:RUN/checkpoints/step-N', 'openai:URL')
+AGENTS = ('scripted', 'scripted-random', 'scripted-copy', 'tiny', 'adapter:RUN/checkpoints/step-N', 'openai:URL')
 
 def _adapter_dir(where:str) -> Path:
     "The LoRA adapter of a verified outer checkpoint (`RUN/checkpoints/step-N`), or of a run's newest verified one."
@@ -144,6 +157,10 @@ def _pick_agent(text:str, model:str='Qwen/Qwen3.6-35B-A3B'):
     if text in ('scripted', 'scripted-heuristic', 'scripted-random'):
         from agentforge.agents import ScriptedAgent
         return ScriptedAgent('random' if text.endswith('random') else 'heuristic')
+    if text == 'scripted-copy':  # the best offered example's knobs, else the heuristic (lesson 09c_reuse)
+        from agentforge.agents import ScriptedAgent
+        from agentforge.reuse import CopyBest
+        return CopyBest(ScriptedAgent('heuristic'))
     if text == 'tiny' or text.startswith('adapter:'):
         from agentforge.cloning import load_tiny_agent
         return load_tiny_agent(adapter=_adapter_dir(text[8:]) if text != 'tiny' else None, progress=False,
@@ -161,13 +178,14 @@ def _spec_text(folder) -> str:
     return yaml_text + (f"# with: {', '.join(others)}\n" if others else '')
 
 def draft(brief:str=typer.Argument(..., help='the brief (family id), built in or yours (agentforge family list)'),
-          agent:str=typer.Option('scripted', help='scripted | scripted-random | tiny (the cloned base, untrained) | '
+          agent:str=typer.Option('scripted', help='scripted | scripted-random | scripted-copy (the best --reuse '
+                                 "example's knobs, else scripted) | tiny (the cloned base, untrained) | "
                                  'adapter:RUN/checkpoints/step-N (a trained agent; a RUN folder: its newest) | '
                                  'openai:URL (a served model, e.g. openai:http://localhost:8000/v1)'),
           model:str=typer.Option('Qwen/Qwen3.6-35B-A3B', help='with openai:URL, the model name the endpoint serves'),
           seed:int=typer.Option(0, help='the episode seed'),
           out:Path=typer.Option(Path('runs/drafts'), help='where the episode folder and record go'),
-          library:Optional[str]=LIBRARY):
+          library:Optional[str]=LIBRARY, reuse:Optional[str]=REUSE):
     "Draft a spec for BRIEF with an agent: one episode (tools and probe), no training; print the spec, report and path."
     from agentforge.episode import agent_tag, episode_env, play_all
     if not is_family(brief): fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
@@ -175,7 +193,9 @@ def draft(brief:str=typer.Argument(..., help='the brief (family id), built in or
     d = out / f"{agent_tag(pol)}-{brief}-{seed}"
     shutil.rmtree(d, ignore_errors=True)
     t0 = time.monotonic()
-    [rec] = play_all(pol, [(brief, seed, d)], episode_env(None, weights='mock'))
+    [rec] = play_all(pol, [(brief, seed, d)], episode_env(None, weights='mock', reuse=reuse_root(reuse)))
+    if rec.examples: typer.echo(f"offered {len(rec.examples)} example(s) from {reuse_root(reuse)}: "
+                                f"{', '.join(x[:12] for x in rec.examples)} (see {d / 'workspace' / 'examples'})")
     rec.save(out / 'episodes')
     if (lib := open_library(library)) and rec.submission: lib.record_episodes([rec], pol, draft=str(out))
     for n, rep in enumerate(rec.probe_reports, 1):

@@ -99,7 +99,7 @@ def _classify(e:os.DirEntry, prefix:str, q:dict) -> tuple:
     return 'file', st.st_size
 
 # %% ../nbs/04_spec.ipynb #58162568
-def _scan(root:Path, q:dict) -> tuple:
+def _scan(root:Path, q:dict, skip:tuple=()) -> tuple:
     "Walk a spec folder without following links: `(problems, {relative path: size})`, stopping past the count quota."
     probs, files, count, dirs = [], {}, 0, [('', os.fspath(root))]
     while dirs:
@@ -108,6 +108,7 @@ def _scan(root:Path, q:dict) -> tuple:
         except OSError as err: probs.append(Problem(prefix or '.', f"cannot be listed ({err.strerror})", 'SPECIAL_FILE')); continue
         with it:
             for e in it:
+                if not prefix and e.name in skip: continue  # a top-level entry the caller left out (examples/)
                 count += 1
                 if count > q['max_files']:
                     probs.append(Problem('.', f"more than {q['max_files']} files and folders in the spec "
@@ -120,13 +121,13 @@ def _scan(root:Path, q:dict) -> tuple:
     return probs, files
 
 # %% ../nbs/04_spec.ipynb #5ecaa761
-def _tree(path, q:dict) -> tuple:
+def _tree(path, q:dict, skip:tuple=()) -> tuple:
     "`(problems, files)` of the spec folder at `path`."
     try: st = os.lstat(path)
     except OSError: return [Problem('.', f"the spec folder {_show(str(path))} does not exist", 'MISSING_FILE')], {}
     if stat.S_ISLNK(st.st_mode): return [Problem('.', 'the spec folder itself is a symbolic link', 'SYMLINK')], {}
     if not stat.S_ISDIR(st.st_mode): return [Problem('.', 'the spec path is not a folder', 'DISALLOWED_FILE')], {}
-    probs, files = _scan(Path(path), q)
+    probs, files = _scan(Path(path), q, skip)
     if (total := sum(files.values())) > q['max_total_bytes']:
         probs.append(Problem('.', f"files total {total} bytes; at most {q['max_total_bytes']} in all", 'QUOTA_EXCEEDED'))
     if 'task.yaml' not in files and not any(p.field in ('task.yaml', '.') for p in probs):
@@ -135,9 +136,10 @@ def _tree(path, q:dict) -> tuple:
 
 def check_tree(path:str|Path, # the spec folder
                quotas:dict|None=None, # overrides of QUOTAS
+               skip:tuple=(), # top-level names left out entirely (a workspace's read-only examples/)
               ) -> list: # list[Problem], empty when the folder is fine
     "Check a spec folder's files without following links: allow-list, links, special files, names and quotas."
-    return _tree(path, _quotas(quotas))[0]
+    return _tree(path, _quotas(quotas), skip)[0]
 
 # %% ../nbs/04_spec.ipynb #9b31c25f
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC

@@ -13,8 +13,9 @@ from .tasks import EVAL_LEVEL
 from .spec import ALLOWED, QUOTAS, Problem, allowed_path, check_tree
 
 # %% auto #0
-__all__ = ['TOOL_SCHEMAS', 'TOOL_NAMES', 'ToolError', 'check_path', 'walk', 'student_dev_score', 'student_level_scores',
-           'Workspace', 'list_files', 'read_file', 'write_file', 'baseline', 'submit', 'call_tool']
+__all__ = ['TOOL_SCHEMAS', 'TOOL_NAMES', 'EXAMPLES', 'ToolError', 'offered', 'check_path', 'walk', 'student_dev_score',
+           'student_level_scores', 'Workspace', 'list_files', 'read_file', 'write_file', 'baseline', 'submit',
+           'call_tool']
 
 # %% ../nbs/05a_workspace.ipynb #9967523d
 def _tool(name:str, doc:str, **props) -> dict:
@@ -42,6 +43,12 @@ class ToolError(Exception):
     "A refused tool call: `code` for programs, `message` for the agent."
     def __init__(self, code:str, message:str): super().__init__(message); self.code, self.message = code, message
 
+EXAMPLES = 'examples'  # the read-only folder of past specs (lesson 09c_reuse): never written, packaged or counted
+
+def offered(rel:str) -> bool:
+    "True for the examples folder and what is in it."
+    return rel == EXAMPLES or rel.startswith(EXAMPLES + '/')
+
 def check_path(path, quotas:dict=QUOTAS, for_write:bool=False) -> list:
     "Split a relative workspace path into components, or raise ToolError saying why it is refused."
     if not isinstance(path, str) or not path: raise ToolError('PATH_INVALID', f'path must be a non-empty string, got {path!r:.80}')
@@ -54,6 +61,9 @@ def check_path(path, quotas:dict=QUOTAS, for_write:bool=False) -> list:
     if any(len(p.encode()) > quotas['max_name_len'] for p in parts) or len(parts) > 8:
         raise ToolError('PATH_TOO_LONG', f"path {path!r:.120} has a name over {quotas['max_name_len']} bytes or too many folders")
     allowed = allowed_path(path)
+    if for_write and parts[0] == EXAMPLES:
+        raise ToolError('READ_ONLY', f"{EXAMPLES}/ holds past specs offered read-only; write your own task.yaml "
+                                     "(copy from an example what you want to keep)")
     if for_write and not allowed: raise ToolError('PATH_NOT_ALLOWED', f'{path!r:.120} is not a file a spec may hold; allowed: {ALLOWED}')
     return parts
 
@@ -153,9 +163,11 @@ def _problems(probs:list) -> list: return [dict(path=p.field, code=p.code, messa
 def list_files(self) -> dict:
     "List the workspace's files with sizes, the quotas, and the problems `submit` would report."
     entries, truncated = walk(self.root, 4 * self.quotas['max_files'])
-    files = [dict(path=p, kind=k, bytes=s) for p, k, s, _ in entries if k != 'dir']
-    probs = check_tree(self.root, self.quotas)
-    return dict(ok=True, files=files, truncated=truncated, total_bytes=sum(f['bytes'] for f in files if f['kind'] == 'file'),
+    files = [dict(path=p, kind=k, bytes=s) | ({'read_only': True} if offered(p) else {})
+             for p, k, s, _ in entries if k != 'dir']
+    probs = check_tree(self.root, self.quotas, skip=(EXAMPLES,))  # examples/ is never submitted
+    return dict(ok=True, files=files, truncated=truncated,
+                total_bytes=sum(f['bytes'] for f in files if f['kind'] == 'file' and not offered(f['path'])),
                 quotas={k: self.quotas[k] for k in ('max_files', 'max_file_bytes', 'max_total_bytes')}, problems=_problems(probs))
 
 # %% ../nbs/05a_workspace.ipynb #7694d854
@@ -183,7 +195,7 @@ def _quota_check(self, rel:str, size:int):
     q = self.quotas
     if size > q['max_file_bytes']: raise ToolError('QUOTA_FILE_BYTES', f"{size} bytes is over the {q['max_file_bytes']}-byte limit per file")
     entries, truncated = walk(self.root, 4 * q['max_files'])
-    files = {p: s for p, k, s, _ in entries if k != 'dir'}
+    files = {p: s for p, k, s, _ in entries if k != 'dir' and not offered(p)}
     if truncated or len(files) + (rel not in files) > q['max_files']:
         raise ToolError('QUOTA_FILES', f"the workspace may hold at most {q['max_files']} files; overwrite an existing one instead")
     total = sum(files.values()) - files.get(rel, 0) + size
@@ -249,6 +261,7 @@ def _package(self, dest:Path) -> list:
     entries, truncated = walk(self.root, 4 * self.quotas['max_files'])
     probs = [Problem('.', f"more than {self.quotas['max_files']} files; keep only {ALLOWED}", 'QUOTA_EXCEEDED')] if truncated else []
     for rel, kind, size, nlink in entries:   # sorted: a folder comes before its content
+        if offered(rel): continue  # the examples stay behind: a submission is the agent's own files
         parts = rel.split('/')
         if kind == 'dir': os.mkdir(dest.joinpath(*parts)); continue
         try: sfd = _open_parent(self.root, parts)

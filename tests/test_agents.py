@@ -11,12 +11,7 @@ from agentforge.families import FAMILIES
 from agentforge.probe import validate
 from agentforge.spec import example_doc
 
-@pytest.fixture(autouse=True, scope='module')
-def one_thread():
-    "One torch thread: a shared 2-core machine runs tiny models far faster without OpenMP oversubscription."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
 
 SUBMIT = '<tool_call>\n{"name": "submit", "arguments": {}}\n</tool_call>'
 WRITE = '<tool_call>{"name": "write_file", "arguments": {"path": "task.yaml", "content": "a: 1\\nb: \\"π\\""}}</tool_call>'

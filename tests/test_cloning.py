@@ -2,18 +2,13 @@
 a learned BPE tokenizer, a few imitation steps), committed with a manifest, found again without rebuilding,
 rebuilt when corrupt; the (prompt, completion) pairs are exactly what the agent conditions on and samples."""
 import dataclasses, json, math, shutil
-import pytest, torch
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from agentforge.agents import TinyAgent, parse_tool_calls
 from agentforge.cloning import CloneRecipe, agent_base_dir, agent_tokenizer, build_agent_base, clone_pairs, scripted_episodes
 from agentforge.pool import verify_checkpoint
 
-@pytest.fixture(autouse=True, scope='module')
-def one_thread():
-    "One torch thread: a shared 2-core machine runs tiny models far faster without OpenMP oversubscription."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
 
 MINI = CloneRecipe(episodes_per_family=2, families=('string_ops', 'arithmetic'), steps=4, batch=4, vocab_size=400)
 

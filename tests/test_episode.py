@@ -4,19 +4,14 @@ sharing one inner job. Real workspace, real probe (bubblewrap sandbox), real poo
 import json
 from dataclasses import asdict
 from pathlib import Path
-import pytest, torch
+import pytest
 from agentforge.agents import Agent, HEURISTIC, LMAgent, ScriptedAgent, ToolCall, Turn, parse_tool_calls, write_spec
 from agentforge.episode import Budgets, EpisodeRecord, play, play_all, run_episodes, train_and_grade
 from agentforge.families import get_family
 from agentforge.grading import episode_reward
 from agentforge.tasks import hidden_split
 
-@pytest.fixture(autouse=True, scope='module')
-def one_thread():
-    "One torch thread: a shared 2-core machine runs tiny models far faster without OpenMP oversubscription."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
 
 @pytest.fixture(scope='module')
 def platform(tmp_path_factory):

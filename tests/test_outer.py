@@ -44,12 +44,7 @@ def rollout(agent, jobs, step):
                           dict(total=r, validation=1.0, uplift=r, speed=0.0), validated_on=1, tokens=N_TOKENS))
     return out
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    "Run every test on one thread: bit-identical floats across processes, and no thread contention on a shared CPU."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
 
 def close(a, b, eps:float=1e-6):
     "Assert `a` is within `eps` of `b` (numbers or nested lists, against a tensor or a number)."

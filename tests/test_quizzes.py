@@ -214,3 +214,8 @@ def test_registry_answers_match_the_code():
 def test_library_similarity_answer_matches_the_code():
     from agentforge.library import similarity
     _close(_bank('09b_library')['library-similarity'], similarity('convert units of length', 'convert units of mass'))
+
+def test_reuse_numeric_answer_matches_the_code():
+    q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '09c_reuse.yaml').read_text())}['reuse-k']
+    from agentforge.reuse import MAX_EXAMPLES
+    assert abs(MAX_EXAMPLES - q['answer']) <= q['tolerance']

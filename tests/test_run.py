@@ -2,7 +2,6 @@
 tiny agent playing real episodes through the real probe, LoRA-GRPO updates, checkpoints — resuming after a SIGKILL
 to exactly the metrics and adapter of an uninterrupted run."""
 import dataclasses, json, os, subprocess, sys
-from pathlib import Path
 import pytest, torch, yaml
 from agentforge import episode, outer
 from agentforge.agents import TinyAgent
@@ -40,12 +39,7 @@ def test_freeze_refuses_a_different_config_and_allows_more_steps(tmp_path):
 
 # ---------------------------------------------------------------- the real outer path, killed and resumed
 
-@pytest.fixture(autouse=True, scope='module')
-def one_thread():
-    "One torch thread (here and in the child): bit-identical floats across processes, and no oversubscribed cores."
-    n = torch.get_num_threads(); torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
 
 # A miniature clone trained long enough to reproduce its few scripted turns (a give-up, specs that fail, a fix that
 # validates on attempt 2): its episodes get different rewards within a group, so some outer updates are real.
