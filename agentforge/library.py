@@ -194,6 +194,7 @@ def record_episodes(self:Library, records:list, # EpisodeRecord-like: submission
                     **detail) -> list: # the digests recorded, one per validated episode
     "Add every validated episode's spec with its report, its inner result when it trained, and the agent as source."
     kind, who = source_of(agent)
+    _offered = lambda r: dict(examples=r.examples) if getattr(r, 'examples', None) else {}  # reuse (09c) only
     return [self.add(r.submission, r.probe_reports[-1], r.inner, kind, who,
-                     dict(detail, episode=r.id, step=r.step, examples=getattr(r, 'examples', [])))
+                     dict(detail, episode=r.id, step=r.step, **_offered(r)))
             for r in records if r.submission]
