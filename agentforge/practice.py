@@ -189,12 +189,13 @@ def draft(brief:str=typer.Argument(..., help='the brief (family id), built in or
     "Draft a spec for BRIEF with an agent: one episode (tools and probe), no training; print the spec, report and path."
     from agentforge.episode import agent_tag, episode_env, play_all
     if not is_family(brief): fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
+    examples_from = reuse_root(reuse)  # checked before anything is loaded or removed
     pol, out = _pick_agent(agent, model), absolute(out)
     d = out / f"{agent_tag(pol)}-{brief}-{seed}"
     shutil.rmtree(d, ignore_errors=True)
     t0 = time.monotonic()
-    [rec] = play_all(pol, [(brief, seed, d)], episode_env(None, weights='mock', reuse=reuse_root(reuse)))
-    if rec.examples: typer.echo(f"offered {len(rec.examples)} example(s) from {reuse_root(reuse)}: "
+    [rec] = play_all(pol, [(brief, seed, d)], episode_env(None, weights='mock', reuse=examples_from))
+    if rec.examples: typer.echo(f"offered {len(rec.examples)} example(s) from {examples_from}: "
                                 f"{', '.join(x[:12] for x in rec.examples)} (see {d / 'workspace' / 'examples'})")
     rec.save(out / 'episodes')
     if (lib := open_library(library)) and rec.submission: lib.record_episodes([rec], pol, draft=str(out))
