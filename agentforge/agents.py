@@ -5,6 +5,7 @@ Hugging Face causal LM with LoRA, and (next lesson) any OpenAI-compatible endpoi
 
 # %% ../nbs/09_agents.ipynb #2e75de9c
 from __future__ import annotations
+from fastcore.basics import patch
 import json, random, re
 from dataclasses import dataclass, field, asdict
 from functools import lru_cache
@@ -12,8 +13,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent', 'parse_tool_calls',
-           'assistant_message', 'write_spec', 'ScriptedAgent', 'act', 'LMAgent', 'sample', 'lm_act', 'sample_batch',
-           'lm_act_batch', 'TinyAgent', 'HFAgent']
+           'assistant_message', 'write_spec', 'ScriptedAgent', 'LMAgent', 'TinyAgent', 'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
 @dataclass
@@ -127,20 +127,21 @@ class ScriptedAgent(Agent):
 # %% ../nbs/09_agents.ipynb #859bd8c7
 def _call(name, **arguments) -> Turn: return Turn('', [ToolCall(name, arguments)], tokens=0)
 
-def _draw(self, rng:random.Random) -> dict:
+@patch
+def _draw(self:ScriptedAgent, rng:random.Random) -> dict:
     "Choose the next spec's options: the rule, or a uniform draw from CHOICES (the other knobs as the rule has them)."
     return dict(HEURISTIC) if self.policy == 'heuristic' else HEURISTIC | {k: rng.choice(v) for k, v in CHOICES.items()}
 
-def act(self, messages:list, tools:list, seed:int) -> Turn:
+@patch
+def act(self:ScriptedAgent, messages:list, tools:list, seed:int) -> Turn:
     "Write task.yaml and submit it in one turn (after a failed submission: a fresh spec, submitted again)."
     n = sum(m['role'] == 'assistant' for m in messages)
     family = re.search(r'brief: (\w+)', messages[1]['content']).group(1)
     rng = random.Random(f'{seed}:{family}:{n}')  # the family too: one seed must not make the same choices everywhere
     if self.policy == 'random' and n == 0 and rng.random() < self.explore_rate: return _call(rng.choice(['baseline', 'list_files']))
     if self.policy == 'random' and rng.random() < self.give_up_rate: return Turn('I cannot write this task.', [], tokens=0)
-    write = ToolCall('write_file', dict(path='task.yaml', content=write_spec(family, _draw(self, rng))))
+    write = ToolCall('write_file', dict(path='task.yaml', content=write_spec(family, self._draw(rng))))
     return Turn('', [write, ToolCall('submit', {})], tokens=0)  # two calls in one turn: write, then submit
-ScriptedAgent._draw, ScriptedAgent.act = _draw, act
 
 # %% ../nbs/09_agents.ipynb #9ddb79de
 import torch
@@ -168,8 +169,9 @@ class LMAgent(Agent):
         return self.tok(text, add_special_tokens=False)['input_ids']
 
 # %% ../nbs/09_agents.ipynb #f88c30b8
+@patch
 @torch.no_grad()
-def sample(self, prompt_ids:list, seed:int) -> tuple:
+def sample(self:LMAgent, prompt_ids:list, seed:int) -> tuple:
     "Sample a completion after `prompt_ids` with a KV cache: `(ids, logprobs)`, ending at <|im_end|> or the limit."
     g, eos, m = torch.Generator().manual_seed(seed), self.tok.eos_token_id, self.model
     was_training = m.training; m.eval()
@@ -184,10 +186,10 @@ def sample(self, prompt_ids:list, seed:int) -> tuple:
         out = m(input_ids=torch.tensor([[t]], device=self.device), past_key_values=out.past_key_values, use_cache=True)
     m.train(was_training)
     return ids, lps
-LMAgent.sample = sample
 
 # %% ../nbs/09_agents.ipynb #0726dc1f
-def lm_act(self, messages:list, tools:list, seed:int) -> Turn:
+@patch
+def act(self:LMAgent, messages:list, tools:list, seed:int) -> Turn:
     "Render, sample and parse one turn; a prompt past the context window is a turn with an error, not a crash."
     prompt = self.render(messages, tools)
     if len(prompt) >= self.max_context:
@@ -196,11 +198,11 @@ def lm_act(self, messages:list, tools:list, seed:int) -> Turn:
     text = self.tok.decode(ids, skip_special_tokens=False).removesuffix(self.tok.eos_token)
     calls, err = parse_tool_calls(text)
     return Turn(text, calls, len(ids), err, prompt, ids, lps)
-LMAgent.act = lm_act
 
 # %% ../nbs/09_agents.ipynb #45c0d765
+@patch
 @torch.no_grad()
-def sample_batch(self, prompts:list, seeds:list) -> list:
+def sample_batch(self:LMAgent, prompts:list, seeds:list) -> list:
     "Sample a completion after each of `prompts` in one left-padded batch with a KV cache: `[(ids, logprobs)]`."
     m, B, eos, dev = self.model, len(prompts), self.tok.eos_token_id, self.device
     pad = eos if self.tok.pad_token_id is None else self.tok.pad_token_id
@@ -229,7 +231,8 @@ def sample_batch(self, prompts:list, seeds:list) -> list:
     m.train(was_training)
     return res
 
-def lm_act_batch(self, conversations:list, tools:list, seeds:list) -> list:
+@patch
+def act_batch(self:LMAgent, conversations:list, tools:list, seeds:list) -> list:
     "`act` for several conversations: one batched sampling pass; a prompt that no longer fits gets its error turn."
     prompts = [self.render(msgs, tools) for msgs in conversations]
     fits = [i for i, p in enumerate(prompts) if len(p) < self.max_context]
@@ -241,7 +244,6 @@ def lm_act_batch(self, conversations:list, tools:list, seeds:list) -> list:
         calls, err = parse_tool_calls(text)
         out[i] = Turn(text, calls, len(ids), err, prompts[i], ids, lps)
     return out
-LMAgent.sample_batch, LMAgent.act_batch = sample_batch, lm_act_batch
 
 # %% ../nbs/09_agents.ipynb #77ab5223
 AGENT_LORA = dict(r=8, alpha=32)

@@ -131,16 +131,16 @@ def train(path:Path=typer.Argument(..., help='the spec folder'),
           submit:Optional[Path]=typer.Option(None, help='queue the job on the pool at this root instead of running it'),
           as_json:bool=typer.Option(False, '--json', help='print the result as one JSON object'),
           library:Optional[str]=LIBRARY):
-    from agentforge.inner import RewardFailed, ScoringFailed, run_inner
-    from agentforge.pool import ResumeMismatch
-    from agentforge.probe import validate as run_probe
     from agentforge.presets import WeightsUnavailable, require_weights
     from agentforge.spec import SpecError, load_spec
     path = absolute(path)
     if not path.is_dir(): fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
-    try: require_weights(student or load_spec(path).student)   # before the probe or any job: ~1 s, not minutes
+    try: require_weights(student or load_spec(path).student)   # before torch is imported, the probe or any job
     except SpecError: pass   # the probe says what is wrong with the spec
     except (WeightsUnavailable, ValueError) as e: fail(f"error: {e}")
+    from agentforge.inner import RewardFailed, ScoringFailed, run_inner
+    from agentforge.durable import ResumeMismatch
+    from agentforge.probe import validate as run_probe
     if library and skip_probe: fail("error: --library records validated specs; drop --skip-probe")
     if not skip_probe:
         rep = run_probe(path)
@@ -207,14 +207,14 @@ def pool_drain(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named p
 # %% ../nbs/90_cli.ipynb #473cd05f
 def _run_config(**kw):
     "A RunConfig from CLI options, or a usage error that names the bad option."
-    from agentforge.run import RunConfig
-    try: return RunConfig(**{k: v for k, v in kw.items() if v is not None})
+    from agentforge.config import RunConfig
+    try: return RunConfig.of(**kw)
     except (TypeError, ValueError) as e: fail(f"bad run settings: {e}")
 
-def _run_opt(field:str, text:str):
-    "A CLI option for a RunConfig field: unset means the field's own default, which the help text quotes."
-    from agentforge.run import RunConfig
-    return typer.Option(None, help=f"{text} (default {RunConfig.__dataclass_fields__[field].default})")
+def _run_opt(field:str, hint:str=''):
+    "A CLI option for a run setting: its help is the field's own comment and default (lesson 10b), plus a CLI `hint`."
+    from agentforge.config import default, describe
+    return typer.Option(None, help=f"{describe(field)}{'; ' + hint if hint else ''} (default {default(field)})")
 
 def _say(*a): typer.echo(' '.join(map(str, a)), err=True)
 
@@ -236,16 +236,10 @@ def _demo_header(cfg, out:Path):
          f"{clone['episodes']} scripted episodes{built}\n\n3. the two loops")
 
 # %% ../nbs/90_cli.ipynb #855bd144
-_HOLDOUT = _run_opt('holdout', 'the family held out of training')
-_STEPS = _run_opt('steps', 'outer steps; raise it to extend a finished run')
-_GROUP = _run_opt('group_size', 'episodes per brief per step (the GRPO group)')
-_BRIEFS = _run_opt('briefs_per_step', 'briefs (groups) per outer step')
-_LR = _run_opt('learning_rate', "the agent LoRA's learning rate")
-_EVAL = _run_opt('eval_per_family', 'transfer episodes per agent and family')
-_SLOTS = _run_opt('slots', 'inner jobs at once')
-_EVAL_TRAINED = _run_opt('eval_trained', "trained families also evaluated in transfer, comma-separated ('none': none)")
-_CURVE_EVERY = _run_opt('curve_every', 'the fixed evaluation runs every this many outer steps, and after the last')
-_CURVE_SEEDS = _run_opt('curve_seeds', 'fixed-evaluation episodes per family, all six families (0: none)')
+_HOLDOUT, _STEPS, _GROUP, _BRIEFS = (_run_opt(f) for f in ('holdout', 'steps', 'group_size', 'briefs_per_step'))
+_LR, _EVAL, _SLOTS = (_run_opt(f) for f in ('learning_rate', 'eval_per_family', 'slots'))
+_EVAL_TRAINED = _run_opt('eval_trained', "comma-separated ('none': none)")
+_CURVE_EVERY, _CURVE_SEEDS = _run_opt('curve_every'), _run_opt('curve_seeds')
 
 def _families(text:str|None) -> tuple|None:
     "A comma-separated list of family ids as a tuple ('none' or '' is the empty tuple); None stays None."
@@ -263,7 +257,8 @@ def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDO
          curve_seeds:Optional[int]=_CURVE_SEEDS, library:Optional[str]=LIBRARY):
     "Run the whole two-loop experiment on CPU: outer LoRA-GRPO on five families, transfer to the held-out one, a report."
     from agentforge.episode import InnerJobsFailed
-    from agentforge.run import freeze, two_loop
+    from agentforge.config import freeze
+    from agentforge.run import two_loop
     out = absolute(out)
     cfg, t0 = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
                           learning_rate=learning_rate, eval_per_family=eval_per_family,
@@ -284,7 +279,8 @@ def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLD
           library:Optional[str]=LIBRARY):
     "RL-train the task-writing agent (outer LoRA-GRPO over episodes); resumable; metrics in OUT/metrics.jsonl."
     from agentforge.episode import InnerJobsFailed
-    from agentforge.run import freeze, train_stage
+    from agentforge.config import freeze
+    from agentforge.run import train_stage
     from agentforge.outer import progress_text
     out = absolute(out)
     cfg = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
@@ -301,13 +297,14 @@ def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLD
 def transfer(out:Path=typer.Option(Path('runs/demo'), help='a run folder trained by `outer` or `demo`')):
     "Compare the trained agent with the untrained one and scripted baselines on fresh briefs; writes transfer.json and report.md."
     from agentforge.episode import InnerJobsFailed
-    from agentforge.run import RunConfig, transfer_stage, train_stage
+    from agentforge.config import load_config
+    from agentforge.run import transfer_stage, train_stage
     from agentforge.report import write_report
     from agentforge.transfer import verdict_text
-    import yaml
     out = absolute(out)
-    if not (out / 'config.yaml').exists(): fail(f"{out} is not a run folder (no config.yaml): run `agentforge outer --out {out}` first")
-    cfg = RunConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in yaml.safe_load((out / 'config.yaml').read_text())['config'].items()})
+    try: cfg = load_config(out)
+    except FileNotFoundError as e: fail(f"{e}: run `agentforge outer --out {out}` first")
+    except ValueError as e: fail(f"{out}/config.yaml: {e}")
     try:
         agent, rows = train_stage(cfg, out)  # resumes; finishes any steps left
         typer.echo(verdict_text(transfer_stage(cfg, out, agent)))

@@ -94,13 +94,13 @@ def agent_base_dir(recipe:CloneRecipe=CloneRecipe(), root=None) -> Path:
 
 def agent_base_ready(recipe:CloneRecipe=CloneRecipe(), root=None) -> bool:
     "Whether the agent base for `recipe` is built and verified (nothing is built here)."
-    from agentforge.pool import CheckpointCorrupt, verify_checkpoint
+    from agentforge.durable import CheckpointCorrupt, verify_checkpoint
     try: verify_checkpoint(agent_base_dir(recipe, root) / 'step-0'); return True
     except CheckpointCorrupt: return False
 
 def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=None) -> Path:
     "Build (or find) the behaviour-cloned tiny agent base; return its verified folder."
-    from agentforge.pool import CheckpointCorrupt, commit_checkpoint, verify_checkpoint
+    from agentforge.durable import CheckpointCorrupt, commit_checkpoint, verify_checkpoint
     home = agent_base_dir(recipe, root); done = home / 'step-0'
     try: verify_checkpoint(done); return done
     except CheckpointCorrupt: shutil.rmtree(done, ignore_errors=True)

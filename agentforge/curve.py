@@ -10,7 +10,7 @@ from typing import Sequence
 from matplotlib.figure import Figure
 from .families import FAMILIES
 from .grading import uplift
-from .transfer import _save_png, bootstrap_ci, eval_jobs, paired_diff_ci
+from .transfer import save_png, bootstrap_ci, eval_jobs, paired_diff_ci
 
 # %% auto #0
 __all__ = ['CURVE_BLOCK', 'curve_jobs', 'curve_row', 'curve_text', 'curve_table', 'curve_change', 'plot_curve']
@@ -122,4 +122,4 @@ def plot_curve(
         if ax.lines: ax.legend(fontsize=7)
         else: ax.text(0.5, 0.5, 'no graded episodes', ha='center', va='center', transform=ax.transAxes)
     axs[0].set_ylabel('reward, first attempt (fixed seeds)')
-    return _save_png(fig, path)
+    return save_png(fig, path)

@@ -9,6 +9,7 @@ import dataclasses, hashlib, json, os, shutil, sys, threading, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .agents import Agent, Turn, assistant_message
+from .durable import write_atomic
 from .families import get_family
 from .grading import MAX_ATTEMPTS, SAMPLES, episode_reward, get_weights, speed_budget
 from .probe import validate
@@ -92,9 +93,7 @@ class EpisodeRecord:
     def from_json(cls, d:dict) -> EpisodeRecord: return cls(**d)
     def save(self, folder) -> Path:
         "Write `folder/<id>.json` atomically."
-        p = Path(folder) / f'{self.id}.json'; p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(f'.{p.name}.tmp'); tmp.write_text(json.dumps(self.to_json())); os.replace(tmp, p)
-        return p
+        return write_atomic(Path(folder) / f'{self.id}.json', json.dumps(self.to_json()))
 
 # %% ../nbs/10_episode.ipynb #2cff323f
 class ProbeUnavailable(RuntimeError):

@@ -10,7 +10,8 @@ import yaml
 from . import __version__, rewards as R, tasks
 from .families import get_family
 from .spec import STUDENTS, example_doc, load_rows, load_spec
-from .tasks import absolute, as_messages, write_atomic
+from .tasks import absolute, as_messages
+from .durable import write_atomic
 
 # %% auto #0
 __all__ = ['init_text', 'init_spec', 'reward_source', 'export_trl']

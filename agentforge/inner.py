@@ -12,7 +12,7 @@ from typing import Any
 from . import __version__
 from .grading import SAMPLES, uplift as uplift_score
 from .warm import call
-from .pool import ResumeMismatch, commit_checkpoint, latest_checkpoint
+from .durable import ResumeMismatch, commit_checkpoint, latest_checkpoint, publish_dir, write_atomic
 from .presets import require_weights
 from .student import student_id
 from .sandbox import Limits, RewardWorker
@@ -187,10 +187,9 @@ def _trainer(spec:Spec, rows:list, model, tok, cfg, worker, callbacks:list):
 # %% ../nbs/07_inner.ipynb #fbb4f6e1
 def _save_final(trainer, tok, dest:Path) -> Path:
     "Write the trained weights (or adapter) and tokenizer to `dest` atomically."
-    tmp = dest.with_name(dest.name + f'.tmp{os.getpid()}')
-    shutil.rmtree(tmp, ignore_errors=True)
-    trainer.save_model(str(tmp)); tok.save_pretrained(str(tmp))
-    shutil.rmtree(dest, ignore_errors=True); os.replace(tmp, dest)
+    with publish_dir(dest) as tmp:  # lesson 01a: a reader finds the whole model or none
+        trainer.save_model(str(tmp))
+        tok.save_pretrained(str(tmp))
     return dest
 
 # %% ../nbs/07_inner.ipynb #6d16d899
@@ -357,12 +356,6 @@ def result_path(key:str, cache_root=None) -> Path:
     "Where the result cached under `key` lives (it exists once that job finished)."
     return Path(cache_root or cache_dir() / 'inner') / key / 'result.json'
 
-def _write_json(path:Path, obj:dict):
-    "Write JSON atomically (temp file + rename), so a reader never sees half a result."
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f'.{path.name}.tmp{os.getpid()}')
-    tmp.write_text(json.dumps(obj, indent=1)); os.replace(tmp, path)
-
 def pre_scores(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_root=None, cache_root=None) -> dict:
     "The untrained student's `score_hidden` result, computed once per (student, family, samples, seed, hidden split)."
     seed = seed if samples else 0  # greedy scoring ignores the seed: one pre score serves every training seed
@@ -371,7 +364,7 @@ def pre_scores(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_r
     path = Path(cache_root or cache_dir() / 'inner') / 'pre' / f'{key}.json'
     if path.exists(): return json.loads(path.read_text())
     res = score_hidden(student, brief, student, samples, seed, hidden_root)
-    _write_json(path, res)
+    write_atomic(path, json.dumps(res, indent=1))
     return res
 
 def pre_score(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_root=None, cache_root=None) -> float:
@@ -424,7 +417,7 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
                       uplift_score(pre['score'], post['score']), round(t.seconds, 3), t.steps, t.stopped_early,
                       summarize(t.history), str(t.model_dir), t.resumed_from, t.reward_calls, t.skipped, samples, False,
                       round(time.monotonic() - t0, 3), paired_se(pre.get('per_item'), post.get('per_item')))
-    if cache: _write_json(done, res.to_json())
+    if cache: write_atomic(done, json.dumps(res.to_json(), indent=1))
     shutil.rmtree(work / 'checkpoints', ignore_errors=True)  # they only serve a resume; ~5 MB each, kept model: 1.7 MB
     return res
 
@@ -455,12 +448,8 @@ def submit_inner(pool, # an agentforge.pool.Pool
     if result_path(key, cache_root).exists(): return InnerJob(None, key, str(spec.root))  # done before: nothing to run
     home = pool.root / 'specs' / spec.digest()[:20]  # content-addressed: every caller names the same folder
     if not home.exists():
-        tmp = home.with_name(f'.{home.name}.tmp{os.getpid()}'); shutil.rmtree(tmp, ignore_errors=True)
-        shutil.copytree(spec.root, tmp)
-        try: os.replace(tmp, home)
-        except OSError:  # another process copied the same content first
-            shutil.rmtree(tmp, ignore_errors=True)
-            if not home.exists(): raise
+        with publish_dir(home, replace=False) as tmp:  # if another process copied the same content first, keep its
+            shutil.copytree(spec.root, tmp, dirs_exist_ok=True)
     args = dict(spec_dir=str(home), student=student, seed=seed, samples=samples,
                 hidden_root=None if hidden_root is None else str(hidden_root))
     jid = pool.submit('agentforge.inner:inner_job', args, pool=pool_name or spec.resources['pool'], key=key,

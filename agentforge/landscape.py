@@ -13,7 +13,8 @@ import yaml
 from .agents import CHOICES, HEURISTIC, KNOBS, write_spec
 from .families import FAMILIES
 from .grading import SAMPLES, episode_reward, speed_budget, uplift
-from .inner import _write_json, pre_score, pre_scores, run_inner
+from .durable import write_atomic
+from .inner import pre_score, pre_scores, run_inner
 from .probe import validate
 from .spec import example_doc
 from .tasks import absolute
@@ -107,7 +108,7 @@ def landscape(briefs:list|None=None, # brief ids (default: every family)
             top = max(valid, key=lambda r: r['gain']); rows.append({**top, 'kind': 'best', 'of': top['kind']})
     res = dict(rows=rows, noise=noise, student=student, samples=samples, seed=seed,
                seconds=round(time.monotonic() - t0, 1))
-    if out: _write_json(out / 'landscape.json', res)
+    if out: write_atomic(out / 'landscape.json', json.dumps(res, indent=1))
     return res
 
 # %% ../nbs/12b_landscape.ipynb #13d8e7f2

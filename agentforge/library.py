@@ -4,11 +4,12 @@
 
 # %% ../nbs/09b_library.ipynb #7ef6fcd2
 from __future__ import annotations
-import getpass, json, os, re, shutil, sqlite3, tempfile, time
+import getpass, json, re, shutil, sqlite3, time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fastcore.basics import patch
 from pathlib import Path
+from .durable import publish_dir
 from .families import get_family
 from .spec import folder_digest, load_spec, spec_files
 from .tasks import absolute, data_dir
@@ -80,15 +81,10 @@ def _store(lib:Library, spec_dir:Path, digest:str) -> Path:
     "Copy the spec's files into `specs/DIGEST/` once: a temp folder renamed into place, so no reader sees half."
     dest = lib.root / 'specs' / digest
     if dest.is_dir(): return dest
-    tmp = Path(tempfile.mkdtemp(prefix=f'.{digest[:12]}-', dir=lib.root / 'specs'))
-    try:
+    with publish_dir(dest, replace=False) as tmp:  # lesson 01a; if another writer stored it first, keep theirs
         for rel, data in spec_files(spec_dir).items():
             (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
             (tmp / rel).write_bytes(data)
-        os.rename(tmp, dest)
-    except OSError:
-        if not dest.is_dir(): raise
-    finally: shutil.rmtree(tmp, ignore_errors=True)  # the rename moved it; or another writer stored it first
     return dest
 
 _RESULT = ('key', 'student', 'seed', 'samples', 'pre', 'post', 'uplift', 'uplift_se', 'train_seconds', 'steps')

@@ -6,19 +6,19 @@ only thing that learns; checkpointed atomically, resumable to the same adapter."
 
 # %% ../nbs/11_outer.ipynb #f86cdc3f
 from __future__ import annotations
-import dataclasses, hashlib, json, math, os, random, shutil, sys, time
+import dataclasses, hashlib, json, math, os, random, shutil, sys, time, warnings
 from pathlib import Path
 import torch
 from .agents import CHOICES, ToolCall, Turn, assistant_message, write_spec
 from .episode import brief_messages, job_stats
 from .workspace import TOOL_SCHEMAS
-from .families import FAMILIES, family_names, is_family
-from .pool import ResumeMismatch, latest_checkpoint, save_checkpoint
+from .config import CREDITS, OuterConfig
+from .durable import ResumeMismatch, latest_checkpoint, save_checkpoint, write_atomic
 
 # %% auto #0
-__all__ = ['CREDITS', 'group_advantages', 'Sample', 'credit_segments', 'samples_from', 'collate', 'token_logprobs', 'pg_loss',
-           'token_weights', 'OuterConfig', 'jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state',
-           'load_state', 'metrics_row', 'read_metrics', 'policy_probe', 'progress_text', 'train']
+__all__ = ['group_advantages', 'Sample', 'credit_segments', 'samples_from', 'collate', 'token_logprobs', 'pg_loss',
+           'token_weights', 'jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state', 'load_state',
+           'metrics_row', 'read_metrics', 'policy_probe', 'progress_text', 'train']
 
 # %% ../nbs/11_outer.ipynb #42291f91
 def group_advantages(rewards_G:torch.Tensor, # (..., G) rewards of one group on its last dimension
@@ -43,7 +43,6 @@ class Sample:
     advantage:float # the group advantage of the outcome it is credited with
     episode:int # index of its episode among the step's episodes
 
-CREDITS = ('turn', 'episode')
 
 def credit_segments(rec, # a graded record: .reward['total'], .turns, and (for 'turn') .tool_calls
                     credit:str='turn', # 'turn': each spec by its own outcome; 'episode': every turn by the total
@@ -145,41 +144,6 @@ def token_weights(samples:list, # [Sample] of one step
     per_ep = {}
     for s in samples: per_ep[s.episode] = per_ep.get(s.episode, 0) + len(s.completion_ids)
     return [1.0 / (len(per_ep) * per_ep[s.episode]) for s in samples]
-
-# %% ../nbs/11_outer.ipynb #1e66dd7a
-@dataclasses.dataclass(frozen=True)
-class OuterConfig:
-    "Everything that shapes an outer run; all but `steps` must match to resume one."
-    steps:int=12 # optimizer steps (the run can be extended: not part of the hash)
-    group_size:int=4 # episodes per brief per step (the GRPO group)
-    briefs_per_step:int=2 # groups per step
-    learning_rate:float=2e-4 # AdamW, constant
-    clip_eps:float=0.2 # PPO clip range
-    beta:float=0.0 # weight of the k3 KL to the base model (0: no reference forward)
-    micro_batch:int=4 # samples (LM turns) per forward/backward
-    max_grad_norm:float=1.0 # global gradient-norm clip
-    adv_scale:str='std' # 'std' (GRPO) or 'none' (Dr. GRPO)
-    credit:str='turn' # 'turn': each spec by its own outcome; 'episode': every turn by the episode's total
-    epochs:int=2 # optimizer steps over the same samples (PPO epochs): after the first, the clip has something to clip
-    loss_agg:str='episode' # 'episode': each episode weighs the same, spread over its tokens; 'token': every token the same
-    seed:int=0 # drives the briefs and episode seeds of every step
-    families:tuple=tuple(FAMILIES) # brief ids to draw from
-
-    def __post_init__(self):
-        object.__setattr__(self, 'families', tuple(self.families))
-        if self.group_size < 2: raise ValueError(f'group_size must be >= 2 (a group of one has no baseline), got {self.group_size}')
-        if self.adv_scale not in ('std', 'none'): raise ValueError(f"adv_scale is 'std' or 'none', got {self.adv_scale!r}")
-        if self.credit not in CREDITS: raise ValueError(f'credit is one of {CREDITS}, got {self.credit!r}')
-        if self.loss_agg not in ('episode', 'token'): raise ValueError(f"loss_agg is 'episode' or 'token', got {self.loss_agg!r}")
-        if bad := [f for f in self.families if not is_family(f)]:
-            raise ValueError(f'unknown brief ids {bad}; known: {family_names()}')
-        if not self.families or self.briefs_per_step < 1 or self.micro_batch < 1 or self.epochs < 1:
-            raise ValueError(f'empty run: {self}')
-    def to_json(self) -> dict: return {**dataclasses.asdict(self), 'families': list(self.families)}  # OuterConfig(**d) reads it back
-    def hash(self) -> str:
-        "sha256 of every field but `steps`: what must match for a checkpoint to be resumed."
-        keep = {k: v for k, v in self.to_json().items() if k != 'steps'}
-        return hashlib.sha256(json.dumps(keep, sort_keys=True).encode()).hexdigest()[:16]
 
 # %% ../nbs/11_outer.ipynb #2d386001
 def _seed(*parts) -> int: return int.from_bytes(hashlib.sha256(':'.join(map(str, parts)).encode()).digest()[:4], 'big')
@@ -319,20 +283,37 @@ def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
                 skipped=stats['skipped'])
 
 # %% ../nbs/11_outer.ipynb #74639476
-def read_metrics(run_dir, before:int|None=None, name:str='metrics.jsonl') -> list:
-    "The rows of `run_dir/name` (a torn last line is ignored), optionally only those with step < `before`."
-    p, rows = Path(run_dir) / name, []
-    for line in (p.read_text().splitlines() if p.exists() else []):
-        try: rows.append(json.loads(line))
-        except ValueError: continue  # a line cut by a kill
+def read_metrics(
+    run_dir, # a run folder holding metrics.jsonl
+    before:int|None=None, # keep only the rows of steps before this one (None: all)
+    name:str='metrics.jsonl', # or another JSON-lines file of the run (curve.jsonl)
+)->list[dict]: # one dict per line (per outer step), in file order
+    "Read run_dir/name, skipping (with a warning) a torn last line; a bad line anywhere else is an error."
+    path = Path(run_dir) / name
+    if not path.exists(): raise FileNotFoundError(f"{path} does not exist: has the outer loop finished a step?")
+    lines = path.read_bytes().decode('utf-8', errors='replace').split('\n')
+    last = max((i for i, l in enumerate(lines) if l.strip()), default=-1)
+    rows = []
+    for i, line in enumerate(lines):
+        if not line.strip(): continue
+        try: row = json.loads(line)
+        except json.JSONDecodeError as e:
+            if i == last:
+                warnings.warn(f"{path}:{i + 1}: skipping a torn last line (an interrupted write): {line[:60]!r}")
+                break
+            raise ValueError(f"{path}:{i + 1}: not valid JSON ({e.msg}); only the last line may be torn") from None
+        if not isinstance(row, dict): raise ValueError(f"{path}:{i + 1}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
     return [r for r in rows if before is None or r['step'] < before]
 
 def _write_rows(path:Path, rows:list, mode:str):
     "Write (mode 'w', via temp + rename) or append ('a') JSON lines, fsynced."
-    tmp = path if mode == 'a' else path.with_name(f'.{path.name}.{os.getpid()}.tmp')
-    with open(tmp, mode) as f:
-        f.write(''.join(json.dumps(r) + '\n' for r in rows)); f.flush(); os.fsync(f.fileno())
-    if tmp != path: os.replace(tmp, path)
+    text = ''.join(json.dumps(r) + '\n' for r in rows)
+    if mode != 'a': return write_atomic(path, text)
+    with open(path, 'a') as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
 
 # %% ../nbs/11_outer.ipynb #c7e1a0f2
 def _turn_ids(agent, brief:str, choices:dict) -> tuple:
@@ -389,8 +370,10 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
     run_dir = Path(run_dir); run_dir.mkdir(parents=True, exist_ok=True)
     opt, m = make_optimizer(agent, cfg), run_meta(cfg, agent, meta)
     start = load_state(run_dir, agent, opt, cfg, meta)
-    _write_rows(run_dir / 'metrics.jsonl', read_metrics(run_dir, before=start), 'w')
-    curve = [r for r in read_metrics(run_dir, name='curve.jsonl') if r['step'] <= start]  # same adapter: kept
+    def kept(name, before):  # the rows of steps before `before` (a fresh run has no files yet)
+        return read_metrics(run_dir, before=before, name=name) if (run_dir / name).exists() else []
+    _write_rows(run_dir / 'metrics.jsonl', kept('metrics.jsonl', start), 'w')
+    curve = kept('curve.jsonl', start + 1)  # the evaluation at step `start` saw the same adapter: kept
     if evaluate: _write_rows(run_dir / 'curve.jsonl', curve, 'w')
     def fixed_eval(step):  # under saved RNG states: evaluating never changes what training samples
         if not evaluate or any(r['step'] == step for r in curve): return

@@ -6,18 +6,17 @@ the same semantics."""
 
 # %% ../nbs/08_pool.ipynb #05c5cada
 from __future__ import annotations
-import hashlib, importlib, json, os, secrets, shutil, signal, sqlite3, subprocess, sys
-import tempfile, threading, time, traceback
+from fastcore.basics import patch
+import hashlib, importlib, json, os, secrets, signal, sqlite3, subprocess, sys
+import threading, time, traceback
 from contextlib import contextmanager
-from .tasks import write_atomic
+from .durable import write_atomic
 from .warm import Spawned, Warm, die_with_parent
 from dataclasses import dataclass
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['STATES', 'TERMINAL', 'SCHEMA', 'Job', 'Pool', 'run_child', 'CheckpointCorrupt', 'ResumeMismatch',
-           'new_checkpoint_dir', 'commit_checkpoint', 'save_checkpoint', 'verify_checkpoint', 'latest_checkpoint',
-           'status_table', 'run_worker', 'drain']
+__all__ = ['STATES', 'TERMINAL', 'SCHEMA', 'Job', 'Pool', 'run_child', 'status_table', 'run_worker', 'drain']
 
 # %% ../nbs/08_pool.ipynb #6a48aa33
 STATES = ('queued', 'running', 'done', 'failed', 'dead', 'cancelled')
@@ -96,21 +95,22 @@ class Pool:
     def __repr__(self): return f'Pool({str(self.root)!r}, capacity={self.capacity})'
 
 # %% ../nbs/08_pool.ipynb #d34a0f57
+@patch
 @contextmanager
-def _tx(self:Pool):
+def tx(self:Pool):
     "A write transaction that holds the lock from its first statement (BEGIN IMMEDIATE)."
     db = self.db; db.execute('BEGIN IMMEDIATE')
     try: yield db
     except BaseException: db.execute('ROLLBACK'); raise
     else: db.execute('COMMIT')
-Pool.tx = _tx
 
 # %% ../nbs/08_pool.ipynb #5c789283
 def _event(db, jid:str, event:str, worker:str|None=None, detail:str|None=None):
     "Append one transition to the history."
     db.execute('INSERT INTO events (t, job, event, worker, detail) VALUES (?,?,?,?,?)', (time.time(), jid, event, worker, detail))
 
-def _submit(self:Pool, fn:str, # 'module:function', importable by the job process
+@patch
+def submit(self:Pool, fn:str, # 'module:function', importable by the job process
             args:dict|None=None, # JSON-able keyword arguments: fn(job_dir, **args)
             pool:str='inner', # which named pool runs it
             key:str|None=None, # idempotency key: the same key gives the same job (default: a fresh one)
@@ -136,32 +136,35 @@ def _submit(self:Pool, fn:str, # 'module:function', importable by the job proces
                        'priority=? WHERE id=?', (priority, jid))
             _event(db, jid, 'resubmitted', detail=f"was {old['state']}")
     return jid
-Pool.submit = _submit
 
 # %% ../nbs/08_pool.ipynb #5efd99ea
-def _get(self:Pool, jid:str) -> Job:
+@patch
+def get(self:Pool, jid:str) -> Job:
     "The job `jid` (KeyError if there is none)."
     row = self.db.execute('SELECT * FROM jobs WHERE id=?', (jid,)).fetchone()
     if row is None: raise KeyError(jid)
     return Job.from_row(row)
 
-def _jobs(self:Pool, pool:str|None=None, state:str|None=None) -> list:
+@patch
+def jobs(self:Pool, pool:str|None=None, state:str|None=None) -> list:
     "Jobs, oldest first, optionally of one pool and/or state."
     q, p = 'SELECT * FROM jobs WHERE (? IS NULL OR pool=?) AND (? IS NULL OR state=?) ORDER BY rowid', (pool, pool, state, state)
     return [Job.from_row(r) for r in self.db.execute(q, p)]
 
-def _counts(self:Pool) -> dict:
+@patch
+def counts(self:Pool) -> dict:
     "{pool: {state: number of jobs}}."
     out = {}
     for r in self.db.execute('SELECT pool, state, count(*) FROM jobs GROUP BY pool, state'): out.setdefault(r[0], {})[r[1]] = r[2]
     return out
 
-def _events(self:Pool, jid:str|None=None) -> list:
+@patch
+def events(self:Pool, jid:str|None=None) -> list:
     "The transition history (of one job, or all), oldest first."
     return [dict(r) for r in self.db.execute('SELECT * FROM events WHERE ? IS NULL OR job=? ORDER BY seq', (jid, jid))]
-Pool.get, Pool.jobs, Pool.counts, Pool.events = _get, _jobs, _counts, _events
 
 # %% ../nbs/08_pool.ipynb #ebd6cb33
+@patch
 def _expire(self:Pool, db, now:float):
     "Requeue (or cancel, or dead-letter) running jobs whose lease ran out: their worker hung or died."
     for r in db.execute("SELECT id, attempts, max_attempts, cancel, worker FROM jobs WHERE state='running' AND lease_until<?", (now,)).fetchall():
@@ -171,7 +174,8 @@ def _expire(self:Pool, db, now:float):
                    (st, err, now, None if st == 'queued' else now, r['id']))
         _event(db, r['id'], 'lease expired', r['worker'], st)
 
-def _claim(self:Pool, pool:str, n:int, worker:str, lease_s:float) -> list:
+@patch
+def claim(self:Pool, pool:str, n:int, worker:str, lease_s:float) -> list:
     "Requeue expired leases, then lease up to `n` runnable jobs of `pool`: highest priority first, then oldest."
     now = time.time()
     with self.tx() as db:
@@ -184,10 +188,10 @@ def _claim(self:Pool, pool:str, n:int, worker:str, lease_s:float) -> list:
                        'started=?, cancel=0 WHERE id=?', (secrets.token_hex(8), now + lease_s, worker, now, jid))
             _event(db, jid, 'claimed', worker)
         return [self.get(j) for j in ids]
-Pool._expire, Pool.claim = _expire, _claim
 
 # %% ../nbs/08_pool.ipynb #45975dfc
-def _finish(self:Pool, job:Job, # as returned by claim (carries the lease)
+@patch
+def finish(self:Pool, job:Job, # as returned by claim (carries the lease)
             state:str, # 'done', 'failed', 'cancelled' or 'released'
             result:dict|None=None, error:str|None=None) -> bool:
     "Commit the outcome of the attempt holding `job.lease`, once; False (nothing written) if that lease was lost."
@@ -202,20 +206,20 @@ def _finish(self:Pool, job:Job, # as returned by claim (carries the lease)
                         None if db_state in ('queued', 'failed') else now, undo, job.id, job.lease)).rowcount
         _event(db, job.id, state if n else 'commit refused: lease lost', job.worker, error and error[-500:])
     return n == 1
-Pool.finish = _finish
 
 # %% ../nbs/08_pool.ipynb #3acb9a32
-def _heartbeat(self:Pool, job:Job, lease_s:float, pid:int|None=None) -> str:
+@patch
+def heartbeat(self:Pool, job:Job, lease_s:float, pid:int|None=None) -> str:
     "Extend the lease of a running attempt (and record its pid); return 'ok', 'cancel' or 'lost'."
     with self.tx() as db:
         n = db.execute("UPDATE jobs SET lease_until=?, pid=coalesce(?, pid) WHERE id=? AND state='running' AND lease=?",
                        (time.time() + lease_s, pid, job.id, job.lease)).rowcount
         if not n: _event(db, job.id, 'lease lost', job.worker); return 'lost'
         return 'cancel' if db.execute('SELECT cancel FROM jobs WHERE id=?', (job.id,)).fetchone()[0] else 'ok'
-Pool.heartbeat = _heartbeat
 
 # %% ../nbs/08_pool.ipynb #5fe659bb
-def _cancel(self:Pool, jid:str) -> str:
+@patch
+def cancel(self:Pool, jid:str) -> str:
     "Cancel a job: a waiting one at once, a running one by flagging it for its worker to kill; return its state."
     with self.tx() as db:
         row = db.execute('SELECT state FROM jobs WHERE id=?', (jid,)).fetchone()
@@ -226,14 +230,14 @@ def _cancel(self:Pool, jid:str) -> str:
         if row[0] == 'running': db.execute('UPDATE jobs SET cancel=1 WHERE id=?', (jid,)); _event(db, jid, 'cancel requested')
         return row[0]
 
-def _wait(self:Pool, jid:str, timeout:float|None=None, poll_s:float=0.05) -> Job:
+@patch
+def wait(self:Pool, jid:str, timeout:float|None=None, poll_s:float=0.05) -> Job:
     "Poll until job `jid` is done, dead or cancelled; return it (TimeoutError after `timeout` seconds)."
     end = None if timeout is None else time.monotonic() + timeout
     while (job := self.get(jid)).state not in TERMINAL:
         if end is not None and time.monotonic() > end: raise TimeoutError(f'job {jid} still {job.state} after {timeout} s')
         time.sleep(poll_s)
     return job
-Pool.cancel, Pool.wait = _cancel, _wait
 
 # %% ../nbs/08_pool.ipynb #b3a17b79
 _EXIT = {1: 'the job raised', 3: 'could not write the result (disk full?)', 4: 'could not write the job log (disk full?)',
@@ -349,6 +353,7 @@ class _Run:
     "An attempt this worker is running."
     job:Job; h:object; dir:Path; t0:float; forced:tuple|None=None   # (state, error) decided before it exited; ('lost',) = commit nothing
 
+@patch
 def _launch(self:Pool, job:Job, backend:str, ray_options:dict|None, warm:Warm|None=None) -> _Run:
     "Write the attempt's spec and start it on `backend` (local: forked by `warm` when there is one)."
     d = self.root / 'jobs' / job.id / f'attempt-{job.attempts}'
@@ -366,9 +371,9 @@ def _launch(self:Pool, job:Job, backend:str, ray_options:dict|None, warm:Warm|No
 def _kill(run:_Run, state:str, error:str|None=None):
     "Kill an attempt's process group and decide its outcome now (it is committed when the process is gone)."
     run.forced = run.forced or (state, error); run.h.signal(signal.SIGKILL)
-Pool._launch = _launch
 
 # %% ../nbs/08_pool.ipynb #baf81543
+@patch
 def _beat(self:Pool, runs:dict, lease_s:float):
     "Renew every running attempt's lease; kill the cancelled ones and those whose lease was lost."
     for r in runs.values():
@@ -377,6 +382,7 @@ def _beat(self:Pool, runs:dict, lease_s:float):
         if st == 'lost': _kill(r, 'lost')
         elif st == 'cancel': _kill(r, 'cancelled', 'cancelled while running')
 
+@patch
 def _reap(self:Pool, runs:dict, stats:dict, shutting:bool=False) -> int:
     "Enforce time limits, commit every attempt that ended; return how many ended."
     ended = 0
@@ -391,13 +397,14 @@ def _reap(self:Pool, runs:dict, stats:dict, shutting:bool=False) -> int:
         if state != 'lost' and self.finish(r.job, state, result, error): stats[state] = stats.get(state, 0) + 1
         del runs[jid]; ended += 1
     return ended
-Pool._beat, Pool._reap = _beat, _reap
 
 # %% ../nbs/08_pool.ipynb #59a6b872
+@patch
 def _pending(self:Pool, pool:str) -> int:
     "Jobs of `pool` that are not finished (waiting, backing off, or running anywhere)."
     return self.db.execute("SELECT count(*) FROM jobs WHERE pool=? AND state IN ('queued','failed','running')", (pool,)).fetchone()[0]
 
+@patch
 def _shutdown(self:Pool, runs:dict, stats:dict, grace_s:float):
     "SIGTERM every running attempt, wait up to `grace_s`, kill the rest; commit finished ones, release the others."
     for r in runs.values(): r.h.signal(signal.SIGTERM)
@@ -411,7 +418,6 @@ def _on_sigterm(stop:threading.Event):
     if threading.current_thread() is not threading.main_thread(): return lambda: None
     prev = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     return lambda: signal.signal(signal.SIGTERM, prev)
-Pool._pending, Pool._shutdown = _pending, _shutdown
 
 # %% ../nbs/08_pool.ipynb #53417a70
 def _start_warm(preload:tuple, env:dict|None=None) -> Warm|None:
@@ -420,7 +426,8 @@ def _start_warm(preload:tuple, env:dict|None=None) -> Warm|None:
     except (OSError, RuntimeError) as e:
         _log().warning(f'warm worker unavailable, running each attempt in a fresh interpreter: {e}'); return None
 
-def _work(self:Pool, pool:str='inner', slots:int|None=None, # at most this many attempts at once (default: capacity[pool])
+@patch
+def work(self:Pool, pool:str='inner', slots:int|None=None, # at most this many attempts at once (default: capacity[pool])
           backend:str='local', # 'local' (child processes) or 'ray' (Ray tasks)
           until_idle:bool=True, # return when no job of `pool` is left unfinished; else run until stopped or drained
           lease_s:float=30.0, heartbeat_s:float|None=None, # lease length, renewal period (default lease_s/3)
@@ -452,92 +459,20 @@ def _work(self:Pool, pool:str='inner', slots:int|None=None, # at most this many 
         self._shutdown(runs, stats, grace_s); undo()
         if warm_box and warm_box[0]: warm_box[0].close()
     return stats
-Pool.work = _work
 
 # %% ../nbs/08_pool.ipynb #eb196a2d
-def _pause(self:Pool, pool:str):
+@patch
+def pause(self:Pool, pool:str):
     "Stop every worker of `pool` from claiming (they exit when their running jobs end)."
     with self.tx() as db: db.execute('INSERT OR REPLACE INTO paused VALUES (?,?)', (pool, time.time()))
 
-def _resume(self:Pool, pool:str):
+@patch
+def resume(self:Pool, pool:str):
     "Let workers claim jobs of `pool` again."
     with self.tx() as db: db.execute('DELETE FROM paused WHERE pool=?', (pool,))
 
+@patch
 def _paused(self:Pool, pool:str) -> bool: return bool(self.db.execute('SELECT 1 FROM paused WHERE pool=?', (pool,)).fetchone())
-Pool.pause, Pool.resume, Pool._paused = _pause, _resume, _paused
-
-# %% ../nbs/08_pool.ipynb #ee7f7ebc
-class CheckpointCorrupt(Exception): "A checkpoint whose files don't match its manifest."
-class ResumeMismatch(Exception): "The newest checkpoint was written under a different config."
-
-def _sha256(p:Path) -> str:
-    h = hashlib.sha256()
-    with open(p, 'rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
-    return h.hexdigest()
-
-def _fsync(p:Path):
-    fd = os.open(p, os.O_RDONLY)
-    try: os.fsync(fd)
-    finally: os.close(fd)
-
-def new_checkpoint_dir(ckpt_root) -> Path:
-    "A fresh temp folder inside `ckpt_root` to write one checkpoint into."
-    Path(ckpt_root).mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix='.tmp-', dir=ckpt_root))
-
-# %% ../nbs/08_pool.ipynb #1bd928c7
-def commit_checkpoint(tmp_dir, ckpt_root, step:int, meta:dict|None=None) -> Path:
-    "Hash every file of `tmp_dir` into manifest.json, fsync, and rename the folder to `ckpt_root/step-N` atomically."
-    tmp, root = Path(tmp_dir), Path(ckpt_root); files = {}
-    for p in sorted(tmp.rglob('*')):
-        if p.is_symlink() or not p.is_file() or p.name == 'manifest.json': continue
-        _fsync(p); files[p.relative_to(tmp).as_posix()] = dict(sha256=_sha256(p), bytes=p.stat().st_size)
-    write_atomic(tmp / 'manifest.json', json.dumps(dict(step=step, meta=meta or {}, files=files, created=time.time()), indent=1))
-    _fsync(tmp); final = root / f'step-{step}'; old = None
-    if final.exists(): old = final.rename(root / f'.old-{final.name}-{secrets.token_hex(3)}')   # redoing a step
-    os.rename(tmp, final); _fsync(root)
-    if old: shutil.rmtree(old, ignore_errors=True)
-    return final
-
-def save_checkpoint(ckpt_root, step:int, files, # {relative name: bytes}, or a callable that writes into a folder
-                    meta:dict|None=None) -> Path:
-    "Write one checkpoint (via a temp folder) and commit it; a failed write leaves no trace."
-    tmp = new_checkpoint_dir(ckpt_root)
-    try:
-        if callable(files): files(tmp)
-        else:
-            for name, data in files.items(): (tmp / name).parent.mkdir(parents=True, exist_ok=True); (tmp / name).write_bytes(data)
-        return commit_checkpoint(tmp, ckpt_root, step, meta)
-    except BaseException: shutil.rmtree(tmp, ignore_errors=True); raise
-
-# %% ../nbs/08_pool.ipynb #d6ca4ff4
-def verify_checkpoint(path) -> dict:
-    "Return the manifest of checkpoint folder `path`, or raise CheckpointCorrupt naming the first bad file."
-    path = Path(path)
-    try: m = json.loads((path / 'manifest.json').read_text()); files = m['files']
-    except (OSError, ValueError, KeyError, TypeError) as e: raise CheckpointCorrupt(f'{path / "manifest.json"}: unreadable manifest ({e})') from None
-    for name, f in files.items():
-        p = path / name
-        if not p.is_file(): raise CheckpointCorrupt(f'{p}: missing')
-        if p.stat().st_size != f['bytes'] or _sha256(p) != f['sha256']: raise CheckpointCorrupt(f'{p}: sha256 mismatch')
-    return m
-
-def latest_checkpoint(ckpt_root, meta:dict|None=None, # refuse (ResumeMismatch) a checkpoint whose meta differs
-                      skipped:list|None=None) -> Path|None: # appended: why each newer checkpoint was skipped
-    "The newest checkpoint under `ckpt_root` whose manifest verifies, or None; skipped ones are logged."
-    root, skipped = Path(ckpt_root), [] if skipped is None else skipped
-    if not root.is_dir(): return None
-    for p in sorted(root.glob('.tmp-*')): skipped.append(f'{p}: unfinished (never committed)')
-    for p in sorted((p for p in root.glob('step-*') if p.name[5:].isdigit()), key=lambda p: -int(p.name[5:])):
-        try: m = verify_checkpoint(p)
-        except CheckpointCorrupt as e: skipped.append(str(e)); _log().warning('skipping checkpoint: %s', e); continue
-        if meta is not None and (diff := sorted(k for k in {*meta, *m['meta']} if meta.get(k) != m['meta'].get(k))):
-            raise ResumeMismatch(f'{p} was written with different {", ".join(diff)}: '
-                                 + '; '.join(f'{k}: {m["meta"].get(k)!r} then, {meta.get(k)!r} now' for k in diff)
-                                 + '. Refusing to resume: start a new run folder or remove the checkpoints.')
-        return p
-    return None
 
 # %% ../nbs/08_pool.ipynb #23789fc3
 def status_table(root) -> str:

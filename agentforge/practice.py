@@ -140,7 +140,7 @@ AGENTS = ('scripted', 'scripted-random', 'scripted-copy', 'tiny', 'adapter:RUN/c
 
 def _adapter_dir(where:str) -> Path:
     "The LoRA adapter of a verified outer checkpoint (`RUN/checkpoints/step-N`), or of a run's newest verified one."
-    from agentforge.pool import CheckpointCorrupt, latest_checkpoint, verify_checkpoint
+    from agentforge.durable import CheckpointCorrupt, latest_checkpoint, verify_checkpoint
     p = absolute(where)
     if (p / 'checkpoints').is_dir() and not (p / 'manifest.json').exists():
         if (ck := latest_checkpoint(p / 'checkpoints')) is None: fail(f"error: {p} holds no verified checkpoint")

@@ -9,11 +9,13 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from . import __version__
 from .tasks import CANARY_PREFIX, DEV_SEED, LEVELS, as_messages, generate, hidden_split, normalize, prompt_key
-from .tasks import cache_dir, write_atomic
+from .tasks import cache_dir
+from .durable import write_atomic
 from .families import get_family
 from .spec import QUOTAS, Spec, SpecError, load_rows, load_spec
 from .rewards import combine, make_reward
-from .sandbox import REASONS, Limits, RewardWorker, read_tree
+from .safefs import read_tree
+from .sandbox import REASONS, Limits, RewardWorker
 from .grading import MAX_ATTEMPTS
 
 # %% auto #0

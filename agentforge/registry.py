@@ -6,8 +6,8 @@
 from __future__ import annotations
 import json, re, time, warnings
 from pathlib import Path
-from .tasks import (Family, Item, as_messages, canary, data_dir, hidden_path, normalize, platform_secret, prompt_key,
-                    write_atomic)
+from .tasks import Family, Item, as_messages, canary, data_dir, hidden_path, normalize, platform_secret, prompt_key
+from .durable import write_atomic
 from .rewards import choice_match, contains_answer, exact_match, first_number, numeric_match
 from .support import CustomerSupport
 

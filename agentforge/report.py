@@ -13,37 +13,16 @@ from typing import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-import yaml
+from .config import load_config
 from .curve import curve_change, curve_table, plot_curve
 from .grading import get_weights
-from .tasks import write_atomic
-from .transfer import _save_png, plot_transfer, verdict_text
+from .durable import write_atomic
+from .outer import read_metrics
+from .transfer import plot_transfer, save_png, verdict_text
 
 # %% auto #0
-__all__ = ['REFERENCE_PEAK', 'METRIC_COLUMNS', 'TRANSFER_COLUMNS', 'read_metrics', 'reward_components', 'plot_reward',
-           'plot_attempts', 'plot_uplift_by_family', 'plot_policy', 'md_table', 'summarize', 'write_report']
-
-# %% ../nbs/12a_report.ipynb #4a51653a
-def read_metrics(
-    run_dir, # a run folder holding metrics.jsonl
-    name:str='metrics.jsonl', # or another JSON-lines file of the run (curve.jsonl)
-)->list[dict]: # one dict per line (per outer step), in file order
-    "Read run_dir/name, skipping (with a warning) a torn last line."
-    path = Path(run_dir) / name
-    if not path.exists(): raise FileNotFoundError(f"{path} does not exist: has the outer loop finished a step?")
-    lines = path.read_bytes().decode('utf-8', errors='replace').split('\n')
-    last = max((i for i, l in enumerate(lines) if l.strip()), default=-1)
-    rows = []
-    for i, line in enumerate(lines):
-        if not line.strip(): continue
-        try: row = json.loads(line)
-        except json.JSONDecodeError as e:
-            if i == last:
-                warnings.warn(f"{path}:{i + 1}: skipping a torn last line (an interrupted write): {line[:60]!r}"); break
-            raise ValueError(f"{path}:{i + 1}: not valid JSON ({e.msg}); only the last line may be torn") from None
-        if not isinstance(row, dict): raise ValueError(f"{path}:{i + 1}: expected a JSON object, got {type(row).__name__}")
-        rows.append(row)
-    return rows
+__all__ = ['REFERENCE_PEAK', 'METRIC_COLUMNS', 'TRANSFER_COLUMNS', 'reward_components', 'plot_reward', 'plot_attempts',
+           'plot_uplift_by_family', 'plot_policy', 'md_table', 'summarize', 'write_report']
 
 # %% ../nbs/12a_report.ipynb #023f937f
 REFERENCE_PEAK = 0.63  # the reference system's peak mean episode reward (~0.63, reached within 54 outer steps)
@@ -85,7 +64,7 @@ def plot_reward(
         ax.axhline(reference_peak, ls='--', c='grey', lw=1, label=f'reference peak ~{reference_peak:.2f}')
     ax.set_xlabel('outer step'); ax.set_ylabel('reward'); ax.set_ylim(bottom=0)
     ax.legend(fontsize=7, loc='upper left'); ax.grid(alpha=0.3)
-    return _save_png(fig, path)
+    return save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #0ff0f95c
 def plot_attempts(
@@ -100,7 +79,7 @@ def plot_attempts(
     ax2.plot(steps, _series(rows, 'validation_first_try_rate'), 'C1-s', ms=3, label='first-try validation rate')
     ax2.set_ylabel('first-try rate', color='C1'); ax2.set_ylim(0, 1.05)
     fig.legend(fontsize=7, loc='upper center', ncol=2)
-    return _save_png(fig, path)
+    return save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #b8d004b4
 def plot_uplift_by_family(
@@ -116,7 +95,7 @@ def plot_uplift_by_family(
     if not fams: ax.text(0.5, 0.5, 'no uplift recorded', ha='center', va='center', transform=ax.transAxes)
     else: ax.legend(fontsize=7)
     ax.set_xlabel('outer step'); ax.set_ylabel('mean uplift'); ax.grid(alpha=0.3)
-    return _save_png(fig, path)
+    return save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #7f3067a1
 def plot_policy(
@@ -142,7 +121,7 @@ def plot_policy(
             if i == len(briefs) - 1: ax.legend(fontsize=6, loc='upper left')
     if not rows:
         axs[0][0].text(0.5, 0.5, 'no policy probe recorded', ha='center', va='center', transform=axs[0][0].transAxes)
-    return _save_png(fig, path)
+    return save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #c4ba6d1d
 METRIC_COLUMNS = {'step': 'step', 'graded_text': 'graded', 'jobs_text': 'inner jobs', 'reward_mean': 'reward',
@@ -237,10 +216,9 @@ def _transfer_section(run_dir:Path, plots:Path)->list[str]:
 def _curve_section(run_dir:Path, plots:Path)->list[str]:
     "The fixed evaluation (lesson 12c) from run_dir/curve.jsonl, as the report's main curve (empty if there is none)."
     path = run_dir / 'curve.jsonl'
-    rows = read_metrics(run_dir, 'curve.jsonl') if path.exists() else []
+    rows = read_metrics(run_dir, name='curve.jsonl') if path.exists() else []
     if not rows: return []
-    cfg = run_dir / 'config.yaml'
-    held = [yaml.safe_load(cfg.read_text())['config']['holdout']] if cfg.exists() else []
+    held = [load_config(run_dir).holdout] if (run_dir / 'config.yaml').exists() else []
     plot_curve(rows, plots / 'curve.png', held)
     tab = [t for t in curve_table(rows, held) if t['group'] in ('trained', 'held-out')]
     fams = list(dict.fromkeys(e['brief'] for r in rows for e in r['episodes']))

@@ -6,75 +6,25 @@ and the scripted baselines → `report.md` with plots. This is what `make demo` 
 
 # %% ../nbs/13_run.ipynb #d0e569ea
 from __future__ import annotations
-import dataclasses, hashlib, json, math, os, shutil, statistics, sys, time
+import json, math, os, shutil, statistics, sys, time
 from pathlib import Path
-import yaml
 from .agents import CHOICES, ScriptedAgent
 from .cloning import CloneRecipe, agent_base_ready, load_tiny_agent
 from .curve import curve_jobs, curve_row, curve_text
 from .episode import Budgets, EpisodeEnv, InnerJobsFailed, job_stats, run_episodes
 from .families import FAMILIES
-from .outer import OuterConfig, policy_probe, read_metrics, train
+from .config import RunConfig, freeze, split_families
+from .outer import policy_probe, read_metrics, train
 from .report import write_report
 from .student import StudentRecipe, student_ready
 from .tasks import absolute, cache_dir, data_dir
-from .transfer import eval_jobs, evaluate, split_families, transfer_table, verdict, verdict_text, write_transfer
+from .transfer import eval_jobs, evaluate, transfer_table, verdict, verdict_text, write_transfer
 
 # %% auto #0
-__all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'RunConfig', 'freeze', 'event', 'train_stage', 'transfer_stage', 'agent_name',
-           'preflight', 'two_loop', 'progress_summary']
+__all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'train_stage', 'transfer_stage', 'agent_name', 'preflight', 'two_loop',
+           'progress_summary']
 
-# %% ../nbs/13_run.ipynb #3866ef00
-@dataclasses.dataclass(frozen=True)
-class RunConfig:
-    "A two-loop run: which family is held out, how the outer loop trains, how transfer is measured."
-    holdout:str='customer_support' # the family the agent never trains on
-    steps:int=54 # outer steps (the reference's 54)
-    group_size:int=8 # episodes per brief per step
-    briefs_per_step:int=2 # briefs per step
-    learning_rate:float=1e-3 # the outer LoRA's learning rate
-    temperature:float=1.0 # the agent's sampling temperature
-    weights:str='reference' # the episode reward's weights (grading.WEIGHTS)
-    eval_per_family:int=24 # transfer episodes per agent and family (24 paired jobs: an interval that can exclude 0)
-    eval_trained:tuple=('string_ops',) # trained families also evaluated (the held-out one always is)
-    slots:int=2 # inner jobs at once
-    curve_every:int=5 # the fixed evaluation (lesson 12c) runs every this many outer steps, and after the last
-    curve_seeds:int=8 # its episodes per family, every family (0: no fixed evaluation)
-    seed:int=0
-
-    def __post_init__(self):
-        object.__setattr__(self, 'eval_trained', tuple(self.eval_trained))
-        split_families(self.holdout)  # a clear error naming the accepted ids
-        if self.steps < 1 or self.eval_per_family < 2 or self.slots < 1 or self.curve_every < 1 or self.curve_seeds < 0:
-            raise ValueError(f'steps, slots and curve_every must be >= 1, curve_seeds >= 0 and eval_per_family >= 2 '
-                             f'(an interval needs two), got {self}')
-
-    def outer_config(self) -> OuterConfig:
-        "The outer loop's settings for this run."
-        train_fams, _ = split_families(self.holdout)
-        return OuterConfig(steps=self.steps, group_size=self.group_size, briefs_per_step=self.briefs_per_step,
-                           learning_rate=self.learning_rate, seed=self.seed, families=tuple(train_fams))
-
-    def hash(self) -> str:
-        "sha256 of every field but `steps`."
-        d = {k: v for k, v in dataclasses.asdict(self).items() if k != 'steps'}
-        return hashlib.sha256(json.dumps(d, sort_keys=True, default=list).encode()).hexdigest()[:16]
-
-# %% ../nbs/13_run.ipynb #2cd2de41
-def freeze(cfg:RunConfig, out) -> Path:
-    "Write `out/config.yaml` the first time; afterwards refuse a different configuration (only `steps` may change)."
-    out = Path(out); out.mkdir(parents=True, exist_ok=True); p = out / 'config.yaml'
-    if p.exists():
-        old = yaml.safe_load(p.read_text())
-        if old.get('hash') != cfg.hash():
-            diff = {k: (old['config'].get(k), v) for k, v in dataclasses.asdict(cfg).items()
-                    if k != 'steps' and old['config'].get(k) != (list(v) if isinstance(v, tuple) else v)}
-            raise ValueError(f"{out} holds a run with a different configuration {diff} (old, new); "
-                             "use another --out folder, or the same settings to resume it")
-    doc = dict(hash=cfg.hash(), config={k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()})
-    tmp = p.with_name('.config.yaml.tmp'); tmp.write_text(yaml.safe_dump(doc, sort_keys=False)); os.replace(tmp, p)
-    return p
-
+# %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
     "Append one line to `out/events.jsonl`."
     with open(Path(out) / 'events.jsonl', 'a') as f: f.write(json.dumps(dict(t=round(time.time(), 3), event=name, **detail)) + '\n')
@@ -92,7 +42,7 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, _env(cfg, out, library), step=step)
     def fixed_eval(agent, step):  # lesson 12c: the same first-attempt episodes on every family
-        t, jobs = time.monotonic(), curve_jobs(FAMILIES, cfg.curve_seeds, cfg.seed)
+        t, jobs = time.monotonic(), curve_jobs(FAMILIES, cfg.curve_seeds, cfg.outer.seed)
         recs = run_episodes(agent, jobs, out / 'curve', _env(cfg, out, library), step=step,
                             budgets=Budgets(max_attempts=1), tag='curve')
         row = curve_row(step, recs, round(time.monotonic() - t, 1))
@@ -100,7 +50,7 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
             from tqdm.auto import tqdm
             tqdm.write(f'  fixed eval {curve_text(row, [cfg.holdout])}', file=sys.stderr)
         return row
-    rows = train(agent, cfg.outer_config(), out, rollout, progress=progress,
+    rows = train(agent, cfg.outer, out, rollout, progress=progress,
                  meta=dict(weights=cfg.weights, clone=clone.key()),
                  probe=lambda a: policy_probe(a, list(FAMILIES)),  # every family, the held-out one included
                  evaluate=fixed_eval if cfg.curve_seeds else None, eval_every=cfg.curve_every)
@@ -121,7 +71,7 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
         if progress:
             print(f'  transfer: {agent_name(agents, agent):18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
         return recs
-    res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.seed), run_fn)
+    res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed), run_fn)
     v = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic'])
     write_transfer(out, transfer_table(res, held), v); event(out, 'transfer_end')
     return v
@@ -180,7 +130,7 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
     evals = {s for s in range(len(done), cfg.steps) if s % cfg.curve_every == 0} | {cfg.steps}
     n_evals = len(evals) if cfg.curve_seeds else 0
     # new inner jobs: one per distinct spec, at most the scripted space on every family (a resumed run measured its own)
-    n_jobs = 0 if done else min(SPACE, cfg.steps * cfg.group_size * cfg.briefs_per_step)
+    n_jobs = 0 if done else min(SPACE, cfg.steps * cfg.outer.group_size * cfg.outer.briefs_per_step)
     est = dict(builds=_sum([s for ready, s in builds.values() if not ready]),
                outer=left * (statistics.median(r['seconds'] for r in done) if done else COSTS_S['step']),
                inner=n_jobs * COSTS_S['inner_job'] / cfg.slots,
@@ -210,7 +160,7 @@ def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clo
     say = (lambda *a: print(*a, file=sys.stderr)) if progress else (lambda *a: None)
     train_fams, held = split_families(cfg.holdout)
     say(f"agentforge two-loop run in {out}/  (Ctrl-C is safe: the same command resumes)\n"
-        f"  outer loop: {cfg.steps} steps x {cfg.briefs_per_step} briefs x {cfg.group_size} episodes on {', '.join(train_fams)}\n"
+        f"  outer loop: {cfg.steps} steps x {cfg.outer.briefs_per_step} briefs x {cfg.outer.group_size} episodes on {', '.join(train_fams)}\n"
         f"  held out: {', '.join(held)}; reward weights: {cfg.weights}")
     event(out, 'run_start', steps=cfg.steps)
     try:

@@ -4,17 +4,18 @@
 
 # %% ../nbs/05_sandbox.ipynb #5e239e58
 from __future__ import annotations
-import collections, json, math, os, platform, resource, secrets, select, selectors, shutil, signal, socket, stat, struct
+from fastcore.basics import patch
+import collections, json, math, os, platform, resource, secrets, select, selectors, shutil, signal, socket, struct
 import subprocess, sys, tempfile, threading, time, warnings
 from dataclasses import dataclass, field
 from .tasks import cache_dir, data_dir
-from .spec import read_spec_file
+from .safefs import read_tree
 
 # %% auto #0
 __all__ = ['REASONS', 'WEAK_WARNING', 'WEAK_SAID', 'HARNESS_HEAD', 'HARNESS_ENC', 'HARNESS_SELFTEST', 'HARNESS_LOOP', 'HARNESS',
            'HARNESS_PATH', 'WORKSPACE', 'SANDBOX_ENV', 'is_infra', 'Limits', 'escape_output', 'SandboxUnsafe', 'in_ci',
            'sandbox_mode', 'sandbox_binds', 'check_binds', 'seccomp_filter', 'decode_value', 'check_values',
-           'read_tree', 'ensure_safe', 'RewardResult', 'RewardWorker', 'run_rewards']
+           'ensure_safe', 'RewardResult', 'RewardWorker', 'run_rewards']
 
 # %% ../nbs/05_sandbox.ipynb #c43a944a
 REASONS = {
@@ -260,27 +261,6 @@ def check_values(ids:list, msg:dict) -> tuple:
     if missing: return {}, 'REWARD_MISSING_VALUE', (f'no value for {len(missing)} of {len(ids)} completions (e.g. {missing[0]!r}): '
                                                    'return one value per completion, None where it does not apply')
     return {i: got[i] for i in ids}, None, ''
-
-# %% ../nbs/05_sandbox.ipynb #fa55e60e
-_DIR = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_DIRECTORY
-
-def read_tree(root, max_files:int=256, max_bytes:int=32 << 20) -> dict:
-    "Read every regular file under `root` into `{relative path: bytes}` without following links; raise ValueError on anything else."
-    out = {}
-    def walk(dfd, prefix):
-        for e in sorted(os.scandir(dfd), key=lambda e: e.name):
-            rel, st = prefix + e.name, e.stat(follow_symlinks=False)
-            if stat.S_ISDIR(st.st_mode):
-                sub = os.open(e.name, _DIR, dir_fd=dfd)
-                try: walk(sub, rel + '/')
-                finally: os.close(sub)
-            elif not stat.S_ISREG(st.st_mode): raise ValueError(f'{rel}: not a regular file (a link or special file)')
-            elif len(out) >= max_files: raise ValueError(f'more than {max_files} files')
-            else: out[rel] = read_spec_file(root, rel, max_bytes - sum(map(len, out.values())))
-    rfd = os.open(root, _DIR)
-    try: walk(rfd, '')
-    finally: os.close(rfd)
-    return out
 
 # %% ../nbs/05_sandbox.ipynb #50b15110
 def _user_tasks() -> int:
@@ -564,14 +544,16 @@ class RewardWorker:
         return RewardResult(fn, reason=reason, message=message, mode=self.mode, **{**out, **kw})
 
 # %% ../nbs/05_sandbox.ipynb #19c04879
-def _died(self, fn:str, during:str) -> RewardResult:
+@patch
+def _died(self:RewardWorker, fn:str, during:str) -> RewardResult:
     "Classify a sandbox that died after the marker (the process is reaped here)."
     res = self._result(fn); rc = self.proc.stop(); self.proc = None
     if rc == 0: res.reason, res.message = 'REWARD_EXITED_EARLY', f'the sandbox exited with status 0 {during}, before returning values (sys.exit/os._exit?): an exit status alone never passes'
     else: res.reason, res.message = 'REWARD_CRASHED', f'the sandbox died with status {rc} {during}'
     return res
 
-def _start(self, fn:str) -> RewardResult|None:
+@patch
+def _start(self:RewardWorker, fn:str) -> RewardResult|None:
     "Launch a fresh sandbox, wait for the marker and the import of reward.py; return a failed result, or None."
     if self.mode == 'bwrap': ensure_safe(self.limits)
     t0 = time.monotonic()
@@ -586,7 +568,8 @@ def _start(self, fn:str) -> RewardResult|None:
     return self._after_start(fn, t0)
 
 # %% ../nbs/05_sandbox.ipynb #42ba36e5
-def _after_start(self, fn:str, t0:float) -> RewardResult|None:
+@patch
+def _after_start(self:RewardWorker, fn:str, t0:float) -> RewardResult|None:
     "Wait for 'ready' after the marker: import errors, timeouts, floods and deaths here are the agent's."
     st = self.proc.pump(lambda: self.proc.msgs, time.monotonic() + self.limits.import_s)
     self.start_seconds = time.monotonic() - t0
@@ -601,7 +584,6 @@ def _after_start(self, fn:str, t0:float) -> RewardResult|None:
     elif reason is None: reason, message = 'REWARD_PROTOCOL', 'an unexpected message on the result pipe during import'
     res = self._result(fn, reason, message, start_seconds=self.start_seconds); self._kill()
     return res
-RewardWorker._died, RewardWorker._start, RewardWorker._after_start = _died, _start, _after_start
 
 # %% ../nbs/05_sandbox.ipynb #0ca429ba
 _ERR_KINDS = {'nofn': 'REWARD_NO_FUNCTION', 'exit': 'REWARD_EXITED_EARLY', 'memory': 'REWARD_MEMORY',
@@ -611,7 +593,8 @@ _ERR_TEXT = {'nofn': 'reward.py has no function {fn!r}: define it at the top lev
              'memory': '{fn!r} ran out of memory ({mib} MiB of address space): {err}',
              'type': '{fn!r} {err} of one value per completion', 'raise': '{fn!r} raised {err}'}
 
-def _call(self, fn_name:str, batch:dict, timeout:float|None=None) -> RewardResult:
+@patch
+def call(self:RewardWorker, fn_name:str, batch:dict, timeout:float|None=None) -> RewardResult:
     "Run `fn_name` from reward.py over `batch` in the sandbox (starting one if needed) and re-check every value."
     ids, kwargs = _check_batch(batch)
     with self.lock:
@@ -630,7 +613,8 @@ def _call(self, fn_name:str, batch:dict, timeout:float|None=None) -> RewardResul
         return res
 
 # %% ../nbs/05_sandbox.ipynb #d079c61b
-def _judge(self, fn:str, st:str, nonce:str, ids:list, limit:float) -> RewardResult:
+@patch
+def _judge(self:RewardWorker, fn:str, st:str, nonce:str, ids:list, limit:float) -> RewardResult:
     "Turn what the pump saw into a result; kill the sandbox unless the harness answered this call normally."
     if st == 'dead': return self._died(fn, 'during the call')
     msg = self.proc.msgs.popleft() if st == 'ok' else {}
@@ -648,7 +632,6 @@ def _judge(self, fn:str, st:str, nonce:str, ids:list, limit:float) -> RewardResu
                                '(reward code must not write to it)'))[st]
     res = self._result(fn, reason, message); self._kill()
     return res
-RewardWorker.call, RewardWorker._judge = _call, _judge
 
 # %% ../nbs/05_sandbox.ipynb #11f6b3b0
 def run_rewards(spec_dir, fn_names, batch:dict, limits:Limits=Limits(), mode:str='auto') -> dict:

@@ -5,6 +5,7 @@ the same `act` as ours, and `ChatServer` serves any of our agents to any OpenAI 
 
 # %% ../nbs/09a_served.ipynb #5767f698
 from __future__ import annotations
+from fastcore.basics import patch
 import http.client, json, os, secrets, threading, time, urllib.error, urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
@@ -206,7 +207,8 @@ class ChatServer:
         return cls(lambda messages, tools, seed: agent.act(from_wire(messages), tools, seed), **{'model': getattr(agent, 'name', 'agentforge'), **kw})
 
 # %% ../nbs/09a_served.ipynb #29369851
-def _completion(self, turn:Turn, body:dict) -> dict:
+@patch
+def completion(self:ChatServer, turn:Turn, body:dict) -> dict:
     "The OpenAI chat.completion object for a Turn (tool-call markup stripped from the content)."
     self.served += 1
     msg = to_wire([assistant_message(turn, self.served)])[0]       # markup stripped, ids call_<n>_<k>, JSON-text arguments
@@ -215,4 +217,3 @@ def _completion(self, turn:Turn, body:dict) -> dict:
     return dict(id=f'chatcmpl-{self.served}', object='chat.completion', created=int(time.time()), model=self.model,
                 choices=[dict(index=0, message=msg, finish_reason='tool_calls' if turn.tool_calls else 'stop')],
                 usage=dict(prompt_tokens=prompt, completion_tokens=turn.tokens, total_tokens=prompt + turn.tokens))
-ChatServer.completion = _completion

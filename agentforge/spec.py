@@ -4,11 +4,12 @@
 
 # %% ../nbs/04_spec.ipynb #f0512a4f
 from __future__ import annotations
-import ast, hashlib, json, keyword, math, os, re, stat, unicodedata
+import ast, hashlib, json, keyword, math, os, re, stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 import yaml
+from .safefs import Unsafe, has_bad_chars, not_plain, read_file
 from .tasks import EVAL_LEVEL, LEVELS, generate, hidden_keys
 from .families import family_names, get_family, is_family
 from .rewards import BUILTINS, REQUIRED
@@ -73,7 +74,7 @@ def _quotas(quotas:dict|None) -> dict: return {**QUOTAS, **(quotas or {})}
 
 def _bad_name(name:str, q:dict) -> str|None:
     "Why a file name is refused (control or invisible format characters, too long), or None."
-    if any(unicodedata.category(c) in ('Cc', 'Cf', 'Cs', 'Zl', 'Zp') for c in name): return 'contains control or invisible characters'
+    if has_bad_chars(name): return 'contains control or invisible characters'  # lesson 01b
     if len(os.fsencode(name)) > q['max_name_len']: return f"is longer than {q['max_name_len']} bytes"
 
 # %% ../nbs/04_spec.ipynb #7ddc545e
@@ -88,10 +89,7 @@ def _classify(e:os.DirEntry, prefix:str, q:dict) -> tuple:
     if stat.S_ISDIR(st.st_mode):
         if rel == 'data': return 'dir', None
         return 'problem', Problem(rel, f"is a folder; the only folder allowed is data/ at the top. Allowed: {ALLOWED}", 'DISALLOWED_FILE')
-    if not stat.S_ISREG(st.st_mode):
-        return 'problem', Problem(rel, 'is a special file (FIFO, device or socket); only regular files are allowed', 'SPECIAL_FILE')
-    if st.st_nlink > 1:
-        return 'problem', Problem(rel, f"has {st.st_nlink} hard links; each file must be its own copy", 'HARDLINK')
+    if bad := not_plain(st): return 'problem', Problem(rel, bad[1], bad[0])  # a FIFO, device, socket or hard link
     if not allowed_path(rel):
         return 'problem', Problem(rel, f"is not an allowed file; allowed: {ALLOWED}", 'DISALLOWED_FILE')
     if st.st_size > q['max_file_bytes']:
@@ -142,8 +140,6 @@ def check_tree(path:str|Path, # the spec folder
     return _tree(path, _quotas(quotas), skip)[0]
 
 # %% ../nbs/04_spec.ipynb #9b31c25f
-_OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
 def _open_problem(root:Path, rel:str, err:OSError) -> Problem:
     "Explain why opening `rel` failed: the first path component that is missing or a link, else the OS error."
     parts = rel.split('/')
@@ -158,24 +154,10 @@ def read_spec_file(root:str|Path, # the spec folder
                    rel:str, # a path inside it, '/'-separated, e.g. 'data/train.jsonl'
                    limit:int, # the most bytes accepted
                   ) -> bytes:
-    "Read a file of the spec without following any link on the way; raise SpecError if it is not a plain file within `limit`."
-    root, fd = Path(root), None
-    try:
-        fd = os.open(root, _OPEN | os.O_DIRECTORY)
-        *dirs, name = rel.split('/')
-        for part in dirs:
-            sub = os.open(part, _OPEN | os.O_DIRECTORY, dir_fd=fd); os.close(fd); fd = sub
-        f = os.open(name, _OPEN, dir_fd=fd)
-    except OSError as err: raise SpecError([_open_problem(root, rel, err)]) from None
-    finally:
-        if fd is not None: os.close(fd)
-    with os.fdopen(f, 'rb') as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
-            raise SpecError([Problem(rel, 'is not a plain, singly-linked regular file', 'HARDLINK' if stat.S_ISREG(st.st_mode) else 'SPECIAL_FILE')])
-        data = fh.read(limit + 1)
-    if len(data) > limit: raise SpecError([Problem(rel, f"is over {limit} bytes", 'QUOTA_EXCEEDED')])
-    return data
+    "Read a file of the spec without following any link (lesson 01b); raise SpecError unless it is a plain file within `limit`."
+    try: return read_file(root, rel, limit)
+    except Unsafe as e: raise SpecError([Problem(rel, e.why, e.code)]) from None
+    except OSError as err: raise SpecError([_open_problem(Path(root), rel, err)]) from None
 
 # %% ../nbs/04_spec.ipynb #5fe7a859
 MAX_YAML_DEPTH = 20

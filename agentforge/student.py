@@ -4,13 +4,14 @@
 
 # %% ../nbs/03b_student.ipynb #3a8a5ae6
 from __future__ import annotations
-import dataclasses, fcntl, hashlib, json, math, os, random, shutil, time
+import dataclasses, fcntl, hashlib, json, math, random, time
 from dataclasses import dataclass
 from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import __version__
+from .durable import CheckpointCorrupt, publish_dir, verify_checkpoint, write_manifest
 from .tasks import LEVELS, Prompt, as_messages, cache_dir, dev_split, prompt_key
 from .families import FAMILIES, get_family
 from .models import build_tokenizer, load_pretrained, tiny_model
@@ -175,14 +176,11 @@ def dev_profile(model, tok, families=None, k:int=8, seed:int=0, split=dev_split)
     return out
 
 # %% ../nbs/03b_student.ipynb #378561e8
-def _sha(path:Path) -> str: return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
 def _verified(folder:Path) -> dict|None:
-    "The manifest of a complete, unmodified student folder, else None."
-    try: man = json.loads((folder / 'manifest.json').read_text())
-    except (OSError, ValueError): return None
-    ok = all((folder / f).exists() and _sha(folder / f) == h for f, h in man.get('files', {}).items())
-    return man if ok and man.get('files') else None
+    "The manifest of a complete, unmodified student folder (lesson 01a's manifest), else None."
+    try: man = verify_checkpoint(folder)
+    except CheckpointCorrupt: return None
+    return man if man['files'] else None
 
 def student_ready(recipe:StudentRecipe=StudentRecipe(), root:Path|None=None) -> bool:
     "Whether the tiny student for `recipe` is built and verified in the cache (nothing is built here)."
@@ -201,15 +199,12 @@ def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root
         model, losses = pretrain(recipe, tok, progress)
         build_s = time.time() - t0
         dev = {n: round(evaluate(model, tok, n, dev_split(get_family(n)), samples=4)['score'], 4) for n, _ in recipe.weights}
-        tmp = base / f'{folder.name}.tmp{os.getpid()}'
-        shutil.rmtree(tmp, ignore_errors=True)
-        model.save_pretrained(tmp); tok.save_pretrained(tmp)
-        files = {p.name: _sha(p) for p in sorted(tmp.iterdir())}
-        man = dict(recipe=dataclasses.asdict(recipe), key=folder.name, version=__version__, build_seconds=round(build_s, 1),
-                   params=sum(p.numel() for p in model.parameters()), dev_scores=dev, losses=losses, files=files)
-        (tmp / 'manifest.json').write_text(json.dumps(man, indent=1))
-        shutil.rmtree(folder, ignore_errors=True)
-        os.replace(tmp, folder)
+        with publish_dir(folder) as tmp:  # lesson 01a: readers see the whole folder or none of it
+            model.save_pretrained(tmp)
+            tok.save_pretrained(tmp)
+            write_manifest(tmp, recipe=dataclasses.asdict(recipe), key=folder.name, version=__version__,
+                           build_seconds=round(build_s, 1), params=sum(p.numel() for p in model.parameters()),
+                           dev_scores=dev, losses=losses)
     return folder
 
 # %% ../nbs/03b_student.ipynb #623973d6

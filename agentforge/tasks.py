@@ -4,17 +4,18 @@
 
 # %% ../nbs/02_tasks.ipynb #07794aee
 from __future__ import annotations
-import hashlib, hmac, json, os, random, re, secrets, tempfile
+import hashlib, hmac, json, os, random, re, secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 from platformdirs import user_cache_dir, user_data_dir
+from .durable import write_atomic
 
 # %% auto #0
 __all__ = ['Prompt', 'LEVELS', 'EVAL_LEVEL', 'DEV_SEED', 'DEV_SIZE', 'HIDDEN_SIZE', 'CANARY_PREFIX', 'Item', 'prompt_key',
            'as_messages', 'normalize', 'exact_match', 'Param', 'Family', 'generate', 'absolute', 'data_dir',
-           'cache_dir', 'state_env', 'platform_secret', 'write_atomic', 'dev_split', 'canary', 'hidden_path',
-           'hidden_split', 'hidden_keys']
+           'cache_dir', 'state_env', 'platform_secret', 'dev_split', 'canary', 'hidden_path', 'hidden_split',
+           'hidden_keys']
 
 # %% ../nbs/02_tasks.ipynb #2a837e0a
 Prompt = Union[str, list]  # a string, or a list of {"role", "content"} messages
@@ -190,31 +191,6 @@ def platform_secret(root:Path|None=None) -> bytes:
     return bytes.fromhex(path.read_text().strip())
 
 def _mac(secret:bytes, msg:str) -> str: return hmac.new(secret, msg.encode(), hashlib.sha256).hexdigest()
-
-# %% ../nbs/02_tasks.ipynb #d7a0e112
-def write_atomic(path:str|Path, # the file to write (its folder is created)
-                 data:str|bytes, # the whole new content
-                 sync:bool=True, # fsync the file and its folder (durable across a power cut); False: crash-safe only
-                 mode:int=0o644, # the file's permissions
-                ) -> Path:
-    "Write `data` to a unique temp file beside `path`, fsync it, rename it over `path`: readers see old or new."
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            f.write(data.encode() if isinstance(data, str) else data)
-            f.flush()
-            if sync: os.fsync(f.fileno())   # also where a delayed-allocation filesystem reports a full disk
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    if sync:   # the rename itself is durable only once the folder is synced
-        dfd = os.open(path.parent, os.O_RDONLY)
-        try: os.fsync(dfd)
-        finally: os.close(dfd)
-    return path
 
 # %% ../nbs/02_tasks.ipynb #2bcd6439
 DEV_SEED, DEV_SIZE, HIDDEN_SIZE = 20261130, 64, 512  # 512 hidden items: a greedy score's SE is at most 0.022

@@ -12,27 +12,12 @@ from typing import Callable, Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .families import FAMILIES, family_names, is_family
-from .tasks import write_atomic
+from .families import family_names, is_family
+from .durable import write_atomic
 
 # %% auto #0
-__all__ = ['EVAL_SEED_OFFSET', 'EVAL_BLOCK', 'REFERENCE_TRANSFER', 'SPLITS', 'split_families', 'eval_jobs', 'bootstrap_ci',
-           'paired_diff_ci', 'evaluate', 'transfer_table', 'verdict_text', 'verdict', 'plot_transfer', 'write_transfer']
-
-# %% ../nbs/12_transfer.ipynb #7df100e0
-def split_families(
-    holdout:str, # the brief id to keep out of outer-loop training, e.g. 'date_math'
-    families:Sequence[str]|None=None, # the brief ids to split; None: every family in `FAMILIES`
-)->tuple[list[str], list[str]]: # (train, held): the training ids and [holdout]
-    "Split the family ids into the ones the outer loop trains on and the one held out."
-    families = list(FAMILIES) if families is None else list(families)
-    unknown = [f for f in families if not is_family(f)]
-    if unknown: raise ValueError(f"unknown task families {unknown}; accepted: {', '.join(family_names())}")
-    if holdout not in families:
-        raise ValueError(f"holdout {holdout!r} is not one of the families; accepted: {', '.join(families)}")
-    train = [f for f in families if f != holdout]
-    if not train: raise ValueError(f"holding out {holdout!r} leaves no family to train on")
-    return train, [holdout]
+__all__ = ['EVAL_SEED_OFFSET', 'EVAL_BLOCK', 'REFERENCE_TRANSFER', 'SPLITS', 'eval_jobs', 'bootstrap_ci', 'paired_diff_ci',
+           'evaluate', 'transfer_table', 'verdict_text', 'verdict', 'save_png', 'plot_transfer', 'write_transfer']
 
 # %% ../nbs/12_transfer.ipynb #e7fe93a5
 EVAL_SEED_OFFSET = 10**6  # evaluation episode seeds are ≥ this; outer-loop training seeds must stay below it
@@ -199,7 +184,7 @@ def verdict(
     return v
 
 # %% ../nbs/12_transfer.ipynb #bc8a9a61
-def _save_png(fig:Figure, path)->Path:
+def save_png(fig:Figure, path)->Path:
     "Render `fig` to PNG bytes with the Agg canvas and write them atomically to `path`."
     buf = io.BytesIO(); fig.savefig(buf, format='png', dpi=100, bbox_inches='tight')
     return write_atomic(path, buf.getvalue())
@@ -225,7 +210,7 @@ def plot_transfer(
     ax.set_xticks(range(len(agents)), agents); ax.set_ylabel('mean episode reward')
     ax.set_title('transfer: held-out vs trained families (95% bootstrap CI)', fontsize=9)
     ax.legend(fontsize=8); ax.grid(axis='y', alpha=0.3)
-    return _save_png(fig, path)
+    return save_png(fig, path)
 
 # %% ../nbs/12_transfer.ipynb #ab60635a
 def write_transfer(

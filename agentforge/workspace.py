@@ -4,18 +4,19 @@
 
 # %% ../nbs/05a_workspace.ipynb #2d9d17a2
 from __future__ import annotations
-import json, os, secrets, stat, shutil, tempfile, unicodedata
+from fastcore.basics import patch
+import json, os, secrets, stat, shutil, tempfile
 from pathlib import Path
 from typing import Callable
 from functools import lru_cache
 from .grading import MAX_ATTEMPTS
 from .tasks import EVAL_LEVEL
+from .safefs import DIR_FLAGS, FILE_FLAGS, Refused, has_bad_chars, not_plain, open_dirs, walk
 from .spec import ALLOWED, QUOTAS, Problem, allowed_path, check_tree
 
 # %% auto #0
-__all__ = ['TOOL_SCHEMAS', 'TOOL_NAMES', 'EXAMPLES', 'ToolError', 'offered', 'check_path', 'walk', 'student_dev_score',
-           'student_level_scores', 'Workspace', 'list_files', 'read_file', 'write_file', 'baseline', 'submit',
-           'call_tool']
+__all__ = ['TOOL_SCHEMAS', 'TOOL_NAMES', 'EXAMPLES', 'ToolError', 'offered', 'check_path', 'student_dev_score',
+           'student_level_scores', 'Workspace']
 
 # %% ../nbs/05a_workspace.ipynb #9967523d
 def _tool(name:str, doc:str, **props) -> dict:
@@ -52,7 +53,7 @@ def offered(rel:str) -> bool:
 def check_path(path, quotas:dict=QUOTAS, for_write:bool=False) -> list:
     "Split a relative workspace path into components, or raise ToolError saying why it is refused."
     if not isinstance(path, str) or not path: raise ToolError('PATH_INVALID', f'path must be a non-empty string, got {path!r:.80}')
-    if any(unicodedata.category(c) in ('Cc', 'Cf', 'Cs', 'Zl', 'Zp') for c in path):
+    if has_bad_chars(path):  # lesson 01b
         raise ToolError('PATH_BAD_CHAR', f'path {path!r:.120} contains NUL, control or invisible characters')
     if path.startswith('/'): raise ToolError('PATH_ABSOLUTE', f'path {path!r:.120} is absolute; use a path relative to the workspace')
     parts = path.split('/')
@@ -68,46 +69,12 @@ def check_path(path, quotas:dict=QUOTAS, for_write:bool=False) -> list:
     return parts
 
 # %% ../nbs/05a_workspace.ipynb #12f9d930
-_DIRF = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILEF = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
-
 def _open_parent(root:Path, parts:list, create:bool=False) -> int:
-    "Open the folder holding `parts[-1]` without following links (creating folders if `create`); return its fd."
-    fd = os.open(root, _DIRF)
-    try:
-        for i, part in enumerate(parts[:-1]):
-            if create:
-                try: os.mkdir(part, 0o755, dir_fd=fd)
-                except FileExistsError: pass
-            try: sub = os.open(part, _DIRF, dir_fd=fd)
-            except OSError as e:
-                where = '/'.join(parts[:i + 1])
-                raise ToolError('NOT_FOUND' if isinstance(e, FileNotFoundError) else 'SYMLINK',
-                                f'{where} is missing' if isinstance(e, FileNotFoundError) else f'{where} is a symbolic link or not a folder; links are never followed') from None
-            os.close(fd); fd = sub
-        return fd
-    except BaseException: os.close(fd); raise
-
-# %% ../nbs/05a_workspace.ipynb #ef8aa36b
-def walk(root:Path, cap:int) -> tuple:
-    "List `(relative path, kind, size, nlink)` under `root` without following links; `kind` is file, dir, symlink or special; stop past `cap` entries."
-    out, stack, truncated = [], [('', os.open(root, _DIRF))], False
-    try:
-        while stack:
-            prefix, fd = stack.pop()
-            try:
-                for e in os.scandir(fd):
-                    if len(out) >= cap: truncated = True; break
-                    st = e.stat(follow_symlinks=False)
-                    kind = ('dir' if stat.S_ISDIR(st.st_mode) else 'file' if stat.S_ISREG(st.st_mode)
-                            else 'symlink' if stat.S_ISLNK(st.st_mode) else 'special')
-                    out.append((prefix + e.name, kind, st.st_size, st.st_nlink))
-                    if kind == 'dir' and prefix.count('/') < 8: stack.append((prefix + e.name + '/', os.open(e.name, _DIRF, dir_fd=fd)))
-            finally: os.close(fd)
-            if truncated: break
-    finally:
-        for _, fd in stack: os.close(fd)
-    return sorted(out), truncated
+    "Open the folder holding `parts[-1]` without following links (lesson 01b; creating folders if `create`): its fd."
+    try: return open_dirs(root, parts[:-1], create)
+    except Refused as e:
+        if e.missing: raise ToolError('NOT_FOUND', f'{e.rel} is missing') from None
+        raise ToolError('SYMLINK', f'{e.rel} is a symbolic link or not a folder; links are never followed') from None
 
 # %% ../nbs/05a_workspace.ipynb #d9c3d68f
 def student_dev_score(brief:str) -> float:
@@ -160,7 +127,8 @@ class Workspace:
 # %% ../nbs/05a_workspace.ipynb #a9249c8d
 def _problems(probs:list) -> list: return [dict(path=p.field, code=p.code, message=p.message) for p in probs]
 
-def list_files(self) -> dict:
+@patch
+def list_files(self:Workspace) -> dict:
     "List the workspace's files with sizes, the quotas, and the problems `submit` would report."
     entries, truncated = walk(self.root, 4 * self.quotas['max_files'])
     files = [dict(path=p, kind=k, bytes=s) | ({'read_only': True} if offered(p) else {})
@@ -171,12 +139,13 @@ def list_files(self) -> dict:
                 quotas={k: self.quotas[k] for k in ('max_files', 'max_file_bytes', 'max_total_bytes')}, problems=_problems(probs))
 
 # %% ../nbs/05a_workspace.ipynb #7694d854
-def read_file(self, path:str, offset:int=0, limit:int=20000) -> dict:
+@patch
+def read_file(self:Workspace, path:str, offset:int=0, limit:int=20000) -> dict:
     "Return up to `limit` characters of a workspace text file from `offset`, refusing links and special files."
     try:
         parts = check_path(path, self.quotas)
         pfd = _open_parent(self.root, parts)
-        try: fd = os.open(parts[-1], _FILEF, dir_fd=pfd)
+        try: fd = os.open(parts[-1], FILE_FLAGS, dir_fd=pfd)
         except FileNotFoundError: raise ToolError('NOT_FOUND', f'{path} does not exist; list_files shows what does') from None
         except OSError: raise ToolError('SYMLINK', f'{path} is a symbolic link or cannot be opened; links are never followed') from None
         finally: os.close(pfd)
@@ -187,10 +156,10 @@ def read_file(self, path:str, offset:int=0, limit:int=20000) -> dict:
     except ToolError as e: return _err(e)
     offset, limit = max(0, int(offset)), max(0, int(limit))
     return dict(ok=True, path=path, content=text[offset:offset + limit], chars=len(text), truncated=offset + limit < len(text))
-Workspace.list_files, Workspace.read_file = list_files, read_file
 
 # %% ../nbs/05a_workspace.ipynb #ab99047a
-def _quota_check(self, rel:str, size:int):
+@patch
+def _quota_check(self:Workspace, rel:str, size:int):
     "Raise ToolError if writing `size` bytes at `rel` would break a quota."
     q = self.quotas
     if size > q['max_file_bytes']: raise ToolError('QUOTA_FILE_BYTES', f"{size} bytes is over the {q['max_file_bytes']}-byte limit per file")
@@ -202,7 +171,8 @@ def _quota_check(self, rel:str, size:int):
     if total > q['max_total_bytes']: raise ToolError('QUOTA_TOTAL_BYTES', f"the workspace would hold {total} bytes; at most {q['max_total_bytes']}")
 
 # %% ../nbs/05a_workspace.ipynb #953c3b6f
-def write_file(self, path:str, content:str) -> dict:
+@patch
+def write_file(self:Workspace, path:str, content:str) -> dict:
     "Create or replace a workspace file with `content` (UTF-8), within the quotas, never following links."
     try:
         parts = check_path(path, self.quotas, for_write=True)
@@ -220,10 +190,10 @@ def write_file(self, path:str, content:str) -> dict:
         finally: os.close(pfd)
     except ToolError as e: return _err(e)
     return dict(ok=True, path=path, bytes=len(data))
-Workspace._quota_check, Workspace.write_file = _quota_check, write_file
 
 # %% ../nbs/05a_workspace.ipynb #8831a102
-def baseline(self) -> dict:
+@patch
+def baseline(self:Workspace) -> dict:
     "Report the untrained student's dev score for the brief (2 decimals), and per difficulty level; limited calls."
     if self.baseline_left <= 0:
         return dict(ok=False, error='BASELINE_LIMIT', message='no baseline calls left in this episode; the last score still holds')
@@ -236,19 +206,23 @@ def baseline(self) -> dict:
         out |= dict(eval_level=EVAL_LEVEL, levels={str(k): round(float(score if k == EVAL_LEVEL else v), 2)
                                                    for k, v in levels.items()})
     return out
-Workspace.baseline = baseline
 
 # %% ../nbs/05a_workspace.ipynb #876d061e
-def _copy_entry(self, sfd:int, dfd:int, rel:str, kind:str, nlink:int, probs:list):
+@patch
+def _copy_entry(self:Workspace, sfd:int, dfd:int, rel:str, kind:str, nlink:int, probs:list):
     "Copy one entry from `sfd` to `dfd`: a file by content, a link as a link; record a Problem for the rest."
     name, q = rel.rsplit('/', 1)[-1], self.quotas
     if kind == 'symlink': os.symlink(os.readlink(name, dir_fd=sfd), name, dir_fd=dfd); return
-    if kind == 'special': probs.append(Problem(rel, 'is a special file (FIFO, device or socket); only regular files are allowed', 'SPECIAL_FILE')); return
-    fd = os.open(name, _FILEF, dir_fd=sfd)
+    if kind == 'special':
+        code, why = not_plain(os.stat(name, dir_fd=sfd, follow_symlinks=False))
+        probs.append(Problem(rel, why, code))
+        return
+    fd = os.open(name, FILE_FLAGS, dir_fd=sfd)
     with os.fdopen(fd, 'rb') as f:
         st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode): probs.append(Problem(rel, 'is not a regular file', 'SPECIAL_FILE')); return
-        if st.st_nlink > 1: probs.append(Problem(rel, f'has {st.st_nlink} hard links; each file must be its own copy', 'HARDLINK')); return
+        if bad := not_plain(st):  # a FIFO, device or socket, or a hard link (lesson 01b)
+            probs.append(Problem(rel, bad[1], bad[0]))
+            return
         if st.st_size > q['max_file_bytes']:
             probs.append(Problem(rel, f"is {st.st_size} bytes; at most {q['max_file_bytes']} per file", 'QUOTA_EXCEEDED')); return
         data = f.read(q['max_file_bytes'] + 1)
@@ -256,7 +230,8 @@ def _copy_entry(self, sfd:int, dfd:int, rel:str, kind:str, nlink:int, probs:list
     with os.fdopen(out, 'wb') as f: f.write(data)
 
 # %% ../nbs/05a_workspace.ipynb #d90033cc
-def _package(self, dest:Path) -> list:
+@patch
+def _package(self:Workspace, dest:Path) -> list:
     "Copy the workspace into the new folder `dest` (links as links); return the problems found on the way."
     entries, truncated = walk(self.root, 4 * self.quotas['max_files'])
     probs = [Problem('.', f"more than {self.quotas['max_files']} files; keep only {ALLOWED}", 'QUOTA_EXCEEDED')] if truncated else []
@@ -266,14 +241,14 @@ def _package(self, dest:Path) -> list:
         if kind == 'dir': os.mkdir(dest.joinpath(*parts)); continue
         try: sfd = _open_parent(self.root, parts)
         except ToolError as e: probs.append(Problem(rel, e.message, e.code)); continue
-        dfd = os.open(dest.joinpath(*parts[:-1]), _DIRF)
+        dfd = os.open(dest.joinpath(*parts[:-1]), DIR_FLAGS)
         try: self._copy_entry(sfd, dfd, rel, kind, nlink, probs)
         finally: os.close(sfd); os.close(dfd)
     return probs
-Workspace._copy_entry, Workspace._package = _copy_entry, _package
 
 # %% ../nbs/05a_workspace.ipynb #b0e27300
-def submit(self) -> dict:
+@patch
+def submit(self:Workspace) -> dict:
     "Package the workspace into a fresh submission folder; return its path and the attempt number (or the problems)."
     if self.attempts >= self.max_attempts:
         return dict(ok=False, error='ATTEMPTS_EXHAUSTED', message=f'all {self.max_attempts} attempts are used', attempt=self.attempts)
@@ -288,12 +263,12 @@ def submit(self) -> dict:
         return dict(ok=False, error='SUBMISSION_REJECTED', attempt=n, attempts_left=left, problems=_problems(probs),
                     message=f'attempt {n} rejected: ' + '; '.join(str(p) for p in probs[:5]))
     return dict(ok=True, attempt=n, attempts_left=left, submission=str(dest), files=[f for f, k, *_ in walk(dest, 64)[0] if k == 'file'])
-Workspace.submit = submit
 
 # %% ../nbs/05a_workspace.ipynb #30a4acc3
 _TYPES = {'string': str, 'integer': int}
 
-def call_tool(self, name:str, arguments=None) -> dict:
+@patch
+def call_tool(self:Workspace, name:str, arguments=None) -> dict:
     "Run the tool `name` with `arguments` (a dict or the JSON text a model emits); always return a JSON-able dict."
     if name not in TOOL_NAMES: return dict(ok=False, error='UNKNOWN_TOOL', message=f'no tool {name!r:.60}; tools: {TOOL_NAMES}')
     try: args = json.loads(arguments) if isinstance(arguments, str) else (arguments or {})
@@ -306,4 +281,3 @@ def call_tool(self, name:str, arguments=None) -> dict:
     if bad: return dict(ok=False, error='BAD_ARGUMENTS', message=f'{name} takes {list(params["properties"]) or "no arguments"} '
                         f'(required: {params["required"]}); bad or missing: {sorted(set(map(str, bad)))[:5]}')
     return getattr(self, name)(**args)
-Workspace.call_tool = call_tool

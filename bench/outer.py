@@ -29,11 +29,11 @@ def _good(row:dict, brief:str) -> float:
 
 def summarize_run(folder:Path) -> dict:
     "The bench's figures for one finished run folder."
-    import yaml
+    from agentforge.config import load_config
     from agentforge.curve import curve_change
     from agentforge.outer import read_metrics
     folder = Path(folder)
-    held = yaml.safe_load((folder / 'config.yaml').read_text())['config']['holdout']
+    held = load_config(folder).holdout
     rows, curve = read_metrics(folder), read_metrics(folder, name='curve.jsonl')
     first, last = rows[0], rows[-1]
     trained = [b for b in first['policy'] if b != held]
@@ -85,13 +85,14 @@ if __name__ == '__main__':
     else:
         import dataclasses
         from agentforge.cloning import CloneRecipe
-        from agentforge.run import RunConfig, two_loop
+        from agentforge.config import RunConfig
+        from agentforge.run import two_loop
         clone = CloneRecipe(numbers=not a.free_merges)
         if a.clone_steps: clone = dataclasses.replace(clone, steps=a.clone_steps)
         out, runs = Path(a.out), []
         for s in [int(x) for x in a.seeds.split(',') if x]:
             folder = out / f'seed-{s}'
-            if not (folder / 'transfer.json').exists(): two_loop(RunConfig(steps=a.steps, seed=s), folder, clone=clone)
+            if not (folder / 'transfer.json').exists(): two_loop(RunConfig.of(steps=a.steps, seed=s), folder, clone=clone)
             runs.append(summarize_run(folder)); print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
         (out / 'summary.json').write_text(json.dumps(dict(clone=dataclasses.asdict(clone), steps=a.steps, runs=runs,
                                                         spread=spread(runs)), indent=1))

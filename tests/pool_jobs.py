@@ -78,7 +78,7 @@ def ckpt_train(job_dir, steps, slow_write=0.0, meta=None):
     Each checkpoint writes state.json, touches job_dir/writing-N, waits `slow_write` s, writes rng.bin, then commits:
     a kill during the wait leaves an unfinished temp folder behind, never a `step-N`.
     """
-    from agentforge.pool import commit_checkpoint, latest_checkpoint, new_checkpoint_dir
+    from agentforge.durable import commit_checkpoint, latest_checkpoint, new_checkpoint_dir
     root, skipped = Path(job_dir) / 'ckpt', []
     last = latest_checkpoint(root, meta=meta, skipped=skipped)
     step, state = (0, 1) if last is None else (json.loads((last / 'manifest.json').read_text())['step'],

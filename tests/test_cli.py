@@ -43,7 +43,7 @@ def test_two_loop_commands_refuse_bad_input(tmp_path):
     assert r.exit_code == 2 and 'not a run folder' in r.output
     r = R.invoke(app, ['outer', '--out', str(tmp_path / 'run'), '--holdout', 'chess'])
     assert r.exit_code == 2 and 'customer_support' in r.output  # the message lists the accepted ids
-    from agentforge.run import RunConfig, freeze
+    from agentforge.config import RunConfig, freeze
     freeze(RunConfig(holdout='date_math'), tmp_path / 'run2')
     r = R.invoke(app, ['demo', '--out', str(tmp_path / 'run2')])
     assert r.exit_code == 2 and 'different configuration' in r.output

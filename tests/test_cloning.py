@@ -6,7 +6,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from agentforge.agents import TinyAgent, parse_tool_calls
 from agentforge.cloning import CloneRecipe, agent_base_dir, agent_tokenizer, build_agent_base, clone_pairs, scripted_episodes
-from agentforge.pool import verify_checkpoint
+from agentforge.durable import verify_checkpoint
 
 pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
 

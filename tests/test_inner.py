@@ -14,7 +14,8 @@ from agentforge.cli import app
 from agentforge.families import FAMILIES
 from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student_model, result_key, run_inner, score_hidden,
                               train_spec, training_dataset)
-from agentforge.pool import Pool, ResumeMismatch
+from agentforge.pool import Pool
+from agentforge.durable import ResumeMismatch
 from agentforge.spec import example_spec, load_rows, load_spec
 from agentforge.tasks import HIDDEN_SIZE
 
@@ -156,7 +157,7 @@ def test_disk_full_on_checkpoint_is_an_error_and_commits_nothing_partial(tmp_pat
     checkpoint (~5 MB: weights, optimizer state, RNG) fits, the second hits ENOSPC. Elsewhere it is skipped with the
     reason (a simulated ENOSPC inside torch.save would test a different code path)."""
     import subprocess
-    from agentforge.pool import latest_checkpoint, verify_checkpoint
+    from agentforge.durable import latest_checkpoint, verify_checkpoint
     work = tmp_path / 'w'; work.mkdir()
     if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', str(work)], capture_output=True).returncode:
         pytest.skip('cannot mount a tmpfs here (not root): the real disk-full test needs one')

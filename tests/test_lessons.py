@@ -68,20 +68,22 @@ def _quoted_defaults(text:str) -> dict:
         found.setdefault(k, set()).add(v)
     return found
 
-def _code_defaults(module:Path, cls:str, fn:str) -> tuple:
-    "Defaults of dataclass `cls`'s fields and of function `fn`'s keyword arguments, read from the exported source."
+def _code_defaults(module:Path, cls:str, fn:str, fn_module:Path|None=None) -> tuple:
+    "Defaults of dataclass `cls`'s fields and of function `fn`'s keyword arguments (in `fn_module`), from the source."
     tree = ast.parse(module.read_text())
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls)
     fields = {a.target.id: ast.literal_eval(a.value) for a in node.body
               if isinstance(a, ast.AnnAssign) and a.value is not None and isinstance(a.target, ast.Name)
               and not isinstance(a.value, ast.Call)}
+    tree = ast.parse(fn_module.read_text()) if fn_module else tree
     f = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == fn)
     args = f.args.args[len(f.args.args) - len(f.args.defaults):]
     return fields, {a.arg: ast.literal_eval(d) for a, d in zip(args, f.args.defaults)}
 
 def test_outer_lesson_quotes_the_codes_defaults():
     "11_outer teaches the per-episode loss as the default: every default it quotes is OuterConfig's."
-    defaults, tw = _code_defaults(ROOT / 'agentforge' / 'outer.py', 'OuterConfig', 'token_weights')
+    defaults, tw = _code_defaults(ROOT / 'agentforge' / 'config.py', 'OuterConfig', 'token_weights',
+                                  ROOT / 'agentforge' / 'outer.py')   # OuterConfig lives in lesson 10b
     nb = bl.load_nb('11_outer')
     text = '\n'.join(bl._src(c) for c in nb['cells'] if c['cell_type'] == 'markdown')
     quoted = {k: v for k, v in _quoted_defaults(text).items() if k in defaults}

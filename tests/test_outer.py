@@ -8,7 +8,7 @@ import pytest, torch
 from agentforge import outer
 from agentforge.outer import (OuterConfig, Sample, collate, group_advantages, jobs_for_step, make_optimizer, pg_loss,
                               read_metrics, samples_from, token_logprobs, train, update)
-from agentforge.pool import ResumeMismatch
+from agentforge.durable import ResumeMismatch
 
 CFG = OuterConfig(steps=4, group_size=4, briefs_per_step=2, learning_rate=2e-2, micro_batch=3,
                   families=('arithmetic', 'string_ops', 'date_math'))

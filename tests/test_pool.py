@@ -8,8 +8,8 @@ forked from a warm process (`warm`, `agentforge.warm`), the way inner jobs run.
 import json, os, secrets, shutil, signal, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 import pytest
-from agentforge.pool import (CheckpointCorrupt, Pool, ResumeMismatch, TERMINAL, drain, latest_checkpoint,
-                             save_checkpoint, status_table, verify_checkpoint)
+from agentforge.pool import Pool, TERMINAL, drain, status_table
+from agentforge.durable import CheckpointCorrupt, ResumeMismatch, latest_checkpoint, save_checkpoint, verify_checkpoint
 import pool_jobs
 
 TESTS = Path(__file__).parent

@@ -219,3 +219,8 @@ def test_reuse_numeric_answer_matches_the_code():
     q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '09c_reuse.yaml').read_text())}['reuse-k']
     from agentforge.reuse import MAX_EXAMPLES
     assert abs(MAX_EXAMPLES - q['answer']) <= q['tolerance']
+
+def test_config_numeric_answer_matches_the_code():
+    from agentforge.config import RunConfig, default
+    q = _bank('10b_config')['config-demo-steps']
+    assert RunConfig().outer.steps == default('steps') == q['answer']

@@ -10,8 +10,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from agentforge.outer import read_metrics
 from agentforge.report import (METRIC_COLUMNS, REFERENCE_PEAK, md_table, plot_attempts, plot_policy, plot_reward,
-                               plot_uplift_by_family, read_metrics, reward_components, summarize, write_report)
+                               plot_uplift_by_family, reward_components, summarize, write_report)
 from agentforge.transfer import transfer_table, verdict, write_transfer
 
 PNG = b'\x89PNG\r\n\x1a\n'

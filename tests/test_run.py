@@ -7,7 +7,7 @@ from agentforge import episode, outer
 from agentforge.agents import TinyAgent
 from agentforge.cloning import CloneRecipe, build_agent_base
 from agentforge.families import FAMILIES
-from agentforge.run import RunConfig, freeze
+from agentforge.config import RunConfig, freeze
 
 # ---------------------------------------------------------------- configuration
 
@@ -17,21 +17,22 @@ def test_unknown_holdout_lists_the_accepted_ids():
 
 @pytest.mark.parametrize('bad', [dict(eval_per_family=1), dict(eval_per_family=0), dict(steps=0), dict(slots=0)])
 def test_bad_sizes_are_refused(bad):
-    with pytest.raises(ValueError, match='eval_per_family >= 2'): RunConfig(**bad)
-    RunConfig(**{k: 2 if k == 'eval_per_family' else 1 for k in bad})   # the smallest accepted values
+    with pytest.raises(ValueError, match='eval_per_family >= 2'): RunConfig.of(**bad)
+    RunConfig.of(**{k: 2 if k == 'eval_per_family' else 1 for k in bad})   # the smallest accepted values
 
 def test_outer_config_trains_on_every_family_but_the_holdout():
-    cfg = RunConfig(holdout='date_math', steps=3, learning_rate=1e-2).outer_config()
+    cfg = RunConfig.of(holdout='date_math', steps=3, learning_rate=1e-2).outer
     assert cfg.families == tuple(f for f in FAMILIES if f != 'date_math') and (cfg.steps, cfg.learning_rate) == (3, 1e-2)
 
 def test_freeze_refuses_a_different_config_and_allows_more_steps(tmp_path):
-    cfg = RunConfig(eval_trained=('string_ops', 'arithmetic'), learning_rate=1e-3, steps=4)
+    cfg = RunConfig.of(eval_trained=('string_ops', 'arithmetic'), learning_rate=1e-3, steps=4)
     p = freeze(cfg, tmp_path)
     assert yaml.safe_load(p.read_text())['config']['eval_trained'] == ['string_ops', 'arithmetic']
-    assert freeze(dataclasses.replace(cfg, steps=20), tmp_path) == p   # extending a run is allowed
-    assert yaml.safe_load(p.read_text())['config']['steps'] == 20
+    more = lambda cfg, **o: dataclasses.replace(cfg, outer=dataclasses.replace(cfg.outer, **o))   # outer settings
+    assert freeze(more(cfg, steps=20), tmp_path) == p   # extending a run is allowed
+    assert yaml.safe_load(p.read_text())['config']['outer']['steps'] == 20
     before = p.read_text()
-    with pytest.raises(ValueError, match='different configuration') as e: freeze(dataclasses.replace(cfg, steps=20, learning_rate=5e-4), tmp_path)
+    with pytest.raises(ValueError, match='different configuration') as e: freeze(more(cfg, steps=20, learning_rate=5e-4), tmp_path)
     assert "'learning_rate': (0.001, 0.0005)" in str(e.value) and "'steps'" not in str(e.value)
     with pytest.raises(ValueError, match='eval_trained'): freeze(dataclasses.replace(cfg, eval_trained=('string_ops',)), tmp_path)
     assert p.read_text() == before   # a refused freeze leaves the run's config alone

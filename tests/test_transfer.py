@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from agentforge.families import FAMILIES
+from agentforge.config import split_families
 from agentforge.transfer import (EVAL_BLOCK, EVAL_SEED_OFFSET, REFERENCE_TRANSFER, bootstrap_ci, eval_jobs, evaluate,
-                                 paired_diff_ci, plot_transfer, split_families, transfer_table, verdict, write_transfer)
+                                 paired_diff_ci, plot_transfer, transfer_table, verdict, write_transfer)
 
 PNG = b'\x89PNG\r\n\x1a\n'
 

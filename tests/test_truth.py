@@ -84,7 +84,7 @@ def test_two_loop_stops_and_the_report_says_why(tmp_path, monkeypatch):
                                                                  jobs=dict(jobs=2, done=2, cached=0, dead=0, retried=0))) + '\n')
         raise InnerJobsFailed(why)
     monkeypatch.setattr(run, 'train_stage', failing_stage)
-    cfg = run.RunConfig(steps=4, group_size=2, briefs_per_step=1, eval_per_family=2)
+    cfg = run.RunConfig.of(steps=4, group_size=2, briefs_per_step=1, eval_per_family=2)
     with pytest.raises(InnerJobsFailed, match='4 of 4'): run.two_loop(cfg, tmp_path / 'r', progress=False)
     events = [json.loads(l) for l in (tmp_path / 'r' / 'events.jsonl').read_text().splitlines()]
     assert [e['event'] for e in events][-1] == 'run_failed' and events[-1]['error'] == why

@@ -1,0 +1,76 @@
+"""Durable files (`agentforge.durable`, lesson 01a): one atomic write, folders published whole, verified manifests.
+
+Real files, real child processes killed with SIGKILL; nothing is mocked. The pool's own checkpoint tests (a job
+killed mid-checkpoint, a corrupt newest checkpoint, a changed config) stay in `tests/test_pool.py`.
+"""
+import json, multiprocessing, os, signal, subprocess, sys
+import pytest
+from agentforge.durable import (CheckpointCorrupt, publish_dir, save_checkpoint, verify_checkpoint, write_atomic,
+                                write_manifest)
+
+def test_write_atomic_replaces_whole_and_a_failed_write_keeps_the_old_file(tmp_path):
+    p = write_atomic(tmp_path / 'a' / 'b.json', '{"v": 1}')
+    write_atomic(p, b'{"v": 2}', mode=0o600)
+    assert p.read_text() == '{"v": 2}' and p.stat().st_mode & 0o777 == 0o600
+    with pytest.raises(TypeError): write_atomic(p, 123)
+    assert p.read_text() == '{"v": 2}' and [x.name for x in p.parent.iterdir()] == ['b.json']
+
+def test_publish_dir_replaces_keeps_and_cleans_up(tmp_path):
+    dest = tmp_path / 'model'
+    with publish_dir(dest) as tmp: (tmp / 'sub').mkdir(); (tmp / 'sub' / 'w.bin').write_bytes(b'1')
+    with publish_dir(dest) as tmp: (tmp / 'w.bin').write_bytes(b'2')
+    assert sorted(p.relative_to(dest).as_posix() for p in dest.rglob('*')) == ['w.bin']   # replaced, not merged
+    with pytest.raises(ZeroDivisionError):
+        with publish_dir(dest) as tmp: (tmp / 'w.bin').write_bytes(b'half'); 1 / 0
+    with publish_dir(dest, replace=False) as tmp: (tmp / 'w.bin').write_bytes(b'3')
+    assert (dest / 'w.bin').read_bytes() == b'2' and [p.name for p in tmp_path.iterdir()] == ['model']
+
+def _publish_same(dest, data, barrier):
+    barrier.wait()
+    with publish_dir(dest, replace=False) as tmp: (tmp / 'spec.yaml').write_bytes(data)
+
+def test_content_addressed_publish_from_many_processes_gives_one_whole_folder(tmp_path):
+    "Eight processes publish the same content-addressed folder at once: every one succeeds, one copy remains."
+    dest, ctx = tmp_path / 'specs' / 'abc123', multiprocessing.get_context('fork')
+    barrier = ctx.Barrier(8)
+    procs = [ctx.Process(target=_publish_same, args=(dest, b'x' * 4096, barrier)) for _ in range(8)]
+    for p in procs: p.start()
+    for p in procs: p.join(30)
+    assert [p.exitcode for p in procs] == [0] * 8
+    assert [p.name for p in dest.parent.iterdir()] == ['abc123'] and (dest / 'spec.yaml').read_bytes() == b'x' * 4096
+
+KILLED = """
+import sys, time
+from agentforge.durable import publish_dir
+with publish_dir(sys.argv[1]) as tmp:
+    (tmp / 'w.bin').write_bytes(b'new-but-unfinished')
+    print('writing', flush=True); time.sleep(60)
+"""
+
+def test_a_kill_inside_publish_dir_leaves_the_old_folder(tmp_path):
+    dest = tmp_path / 'model'
+    with publish_dir(dest) as tmp: (tmp / 'w.bin').write_bytes(b'old')
+    p = subprocess.Popen([sys.executable, '-c', KILLED, str(dest)], stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline().strip() == 'writing'
+    os.kill(p.pid, signal.SIGKILL); p.wait(10)
+    assert (dest / 'w.bin').read_bytes() == b'old'            # readers never saw the half-built folder
+
+def test_manifests_verify_nested_files_and_refuse_malformed_ones(tmp_path):
+    d = tmp_path / 'ck'; (d / 'a').mkdir(parents=True); (d / 'a' / 'x.bin').write_bytes(b'12345')
+    man = write_manifest(d, step=1, note='n')
+    assert man['files'] == {'a/x.bin': {'sha256': man['files']['a/x.bin']['sha256'], 'bytes': 5}} and man['note'] == 'n'
+    assert verify_checkpoint(d)['step'] == 1
+    (d / 'manifest.json').write_text(json.dumps({'files': {'a/x.bin': 'an-old-style-bare-hash'}}))
+    with pytest.raises(CheckpointCorrupt, match='unreadable manifest'): verify_checkpoint(d)   # not a TypeError
+    ck = save_checkpoint(tmp_path / 'cks', 2, {'s.json': b'{}'})
+    (ck / 's.json').write_bytes(b'{ }')
+    with pytest.raises(CheckpointCorrupt, match='s.json: sha256 mismatch'): verify_checkpoint(ck)
+
+def test_a_student_folder_with_an_old_manifest_is_not_trusted(tmp_path):
+    "A student cached under the old manifest format (bare hashes) is rebuilt, never loaded unverified."
+    from agentforge.student import _verified
+    d = tmp_path / 'students' / 'k'; d.mkdir(parents=True); (d / 'model.safetensors').write_bytes(b'w')
+    (d / 'manifest.json').write_text(json.dumps({'key': 'k', 'files': {'model.safetensors': 'deadbeef'}}))
+    assert _verified(d) is None
+    write_manifest(d, key='k')
+    assert _verified(d)['key'] == 'k'
