@@ -82,14 +82,14 @@ CHOICES = dict(level=KNOBS['level'], max_steps=(16, 48), learning_rate=KNOBS['le
 @lru_cache(maxsize=None)
 def _rewards(family:str, kind:str) -> str:
     "The rewards list as flow YAML: the family's matcher ('strict'), or half of it plus half contains_answer."
-    from agentforge.spec import _EXAMPLE_REWARDS
-    rs = _EXAMPLE_REWARDS.get(family, [dict(use='exact_match', weight=1.0)])
+    from agentforge.rows import EXAMPLE_REWARDS
+    rs = EXAMPLE_REWARDS.get(family, [dict(use='exact_match', weight=1.0)])
     if kind == 'lenient': rs = [dict(r, weight=r['weight'] / 2) for r in rs] + [dict(use='contains_answer', weight=0.5)]
     return '[' + ', '.join('{' + ', '.join(f'{k}: {json.dumps(v)}' for k, v in r.items()) + '}' for r in rs) + ']'
 
 @lru_cache(maxsize=None)
 def _fit(family:str) -> int:
-    from agentforge.spec import example_doc
+    from agentforge.rows import example_doc
     return example_doc(family)['grpo']['max_completion_length']
 
 # %% ../nbs/09_agents.ipynb #15c6bead

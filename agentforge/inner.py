@@ -16,7 +16,8 @@ from .durable import ResumeMismatch, commit_checkpoint, latest_checkpoint, publi
 from .presets import require_weights
 from .student import student_id
 from .sandbox import Limits, RewardWorker
-from .spec import RESERVED_COLUMNS, Spec, load_rows, load_spec
+from .spec import Spec, load_spec
+from .rows import RESERVED_COLUMNS, load_rows
 from .tasks import absolute, as_messages, cache_dir, state_env
 
 # %% auto #0
@@ -29,7 +30,7 @@ __all__ = ['LOW_DISK_BYTES', 'METRICS', 'training_dataset', 'RewardFailed', 'San
 
 # %% ../nbs/07_inner.ipynb #b64ed3da
 def training_dataset(spec:Spec, # a spec from spec.load_spec
-                     rows:list, # its rows from spec.load_rows
+                     rows:list, # its rows from rows.load_rows
                     ):
     "The spec's rows as a `datasets.Dataset` of conversational prompts plus the answer and extra columns."
     from datasets import Dataset
@@ -211,7 +212,7 @@ def disk_full_error(e:BaseException, # the error a save raised
 
 # %% ../nbs/07_inner.ipynb #2135d34b
 def train_spec(spec:Spec, # a spec from spec.load_spec
-               rows:list, # its training rows (spec.load_rows)
+               rows:list, # its training rows (rows.load_rows)
                work_dir:str|Path, # the job's folder: checkpoints/, trainer/ and model/ live here, across attempts
                student:str='tiny-student', # a student preset or checkpoint folder
                seed:int=0, # sampler and generation seed

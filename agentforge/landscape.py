@@ -16,7 +16,7 @@ from .grading import SAMPLES, episode_reward, speed_budget, uplift
 from .durable import write_atomic
 from .inner import pre_score, pre_scores, run_inner
 from .probe import validate
-from .spec import example_doc
+from .rows import example_doc
 from .tasks import absolute
 
 # %% auto #0

@@ -5,7 +5,7 @@ Run: .venv/bin/python bench/inner.py [--families string_ops arithmetic ...] [--r
 1. Overhead: `inner.train_spec` (dataset, reward wiring, atomic checkpoints every 20 steps, final save) against a
    plain `GRPOTrainer` built from the same `GRPOConfig` (no checkpoints), alternating A/B in one process so both see
    the same machine load. Target: ratio <= 1.10.
-2. Per family: `inner.run_inner` on the family's example spec (spec.example_spec, n=256 rows), cache off: the hidden
+2. Per family: `inner.run_inner` on the family's example spec (rows.example_spec, n=256 rows), cache off: the hidden
    pre and post scores, the uplift, training seconds and the whole job's wall seconds (scoring processes included).
 Prints figures; asserts nothing (these machines are shared and noisy: targets live here, not in unit tests).
 """
@@ -14,7 +14,8 @@ from pathlib import Path
 import yaml
 from agentforge.families import FAMILIES
 from agentforge.inner import grpo_config, load_student_model, reward_functions, run_inner, train_spec, training_dataset
-from agentforge.spec import example_spec, load_rows, load_spec
+from agentforge.spec import load_spec
+from agentforge.rows import example_spec, load_rows
 
 def make_spec(family:str, where:Path, hidden:Path, overrides:dict) -> Path:
     "The family's example spec, with `grpo` fields overridden."

@@ -9,7 +9,7 @@ from pathlib import Path
 from agentforge.families import FAMILIES
 from agentforge.probe import validate, _student
 from agentforge.sandbox import run_rewards
-from agentforge.spec import example_spec
+from agentforge.rows import example_spec
 
 def inner_seconds(spec_dir, hidden) -> float:
     "Wall seconds of the whole inner job the probe guards: `inner.run_inner` (pre and post hidden scoring included, cache off)."

@@ -9,7 +9,7 @@ from agentforge.agents import (CHOICES, HEURISTIC, KNOBS, LMAgent, ScriptedAgent
 from agentforge.episode import brief_messages
 from agentforge.families import FAMILIES
 from agentforge.probe import validate
-from agentforge.spec import example_doc
+from agentforge.rows import example_doc
 
 pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
 

@@ -75,7 +75,8 @@ def test_pool_commands(tmp_path):
 
 
 def test_validate_exit_codes_and_json(tmp_path, monkeypatch):
-    from agentforge.spec import QUOTAS, example_spec
+    from agentforge.spec import QUOTAS
+    from agentforge.rows import example_spec
     monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
     r = R.invoke(app, ['validate', '--help'])
     assert r.exit_code == 0 and 'max_files' in r.output and str(QUOTAS['max_files']) in r.output
@@ -92,7 +93,7 @@ def test_validate_exit_codes_and_json(tmp_path, monkeypatch):
 
 def test_validate_says_what_was_not_checked(tmp_path, monkeypatch):
     "A gate that could not run is shown as SKIP and warned about; the JSON says complete: false."
-    from agentforge.spec import example_spec
+    from agentforge.rows import example_spec
     monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform')); monkeypatch.setenv('HF_HUB_OFFLINE', '1')
     spec = example_spec('string_ops', tmp_path / 'spec', student='qwen3-0.6b', hidden_root=tmp_path / 'platform')
     r = R.invoke(app, ['validate', str(spec)])
@@ -104,7 +105,7 @@ def test_validate_says_what_was_not_checked(tmp_path, monkeypatch):
 def test_train_without_weights_fails_at_once_saying_where_they_go(tmp_path, monkeypatch):
     "A qwen3-0.6b spec on a machine with no weights and no hub: exit 2 with where to put them, before any job starts."
     from agentforge.presets import in_hub_cache
-    from agentforge.spec import example_spec
+    from agentforge.rows import example_spec
     if in_hub_cache('Qwen/Qwen3-0.6B'): pytest.skip('this machine has the real weights in its hub cache')
     monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
     monkeypatch.setenv('HF_HUB_OFFLINE', '0'); monkeypatch.setenv('HF_ENDPOINT', 'http://127.0.0.1:9')  # refused at once

@@ -3,7 +3,7 @@ import json, subprocess, sys
 import yaml
 from typer.testing import CliRunner
 from agentforge.cli import app
-from agentforge.spec import example_spec
+from agentforge.rows import example_spec
 
 R = CliRunner()
 BLOCKED = ("import runpy, sys; sys.modules['agentforge'] = None; sys.argv = sys.argv[1:]; "

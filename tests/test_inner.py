@@ -16,7 +16,8 @@ from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student
                               train_spec, training_dataset)
 from agentforge.pool import Pool
 from agentforge.durable import ResumeMismatch
-from agentforge.spec import example_spec, load_rows, load_spec
+from agentforge.spec import load_spec
+from agentforge.rows import example_spec, load_rows
 from agentforge.tasks import HIDDEN_SIZE
 
 @pytest.fixture(scope='module')

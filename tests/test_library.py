@@ -4,7 +4,8 @@ import pytest, yaml
 from typer.testing import CliRunner
 from agentforge.cli import app
 from agentforge.library import Library, similarity
-from agentforge.spec import example_spec, folder_digest
+from agentforge.spec import folder_digest
+from agentforge.rows import example_spec
 
 OK = dict(validated=True, checks=[])   # a stand-in report: the recording paths of the platform pass the probe's own
 

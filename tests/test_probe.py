@@ -6,7 +6,7 @@ import pytest, yaml
 from agentforge.families import FAMILIES, get_family
 from agentforge.probe import corruptions, validate
 from agentforge.sandbox import Limits
-from agentforge.spec import example_spec
+from agentforge.rows import example_spec
 from agentforge.tasks import hidden_path, hidden_split
 
 FAMS = sorted(FAMILIES)

@@ -69,7 +69,7 @@ def test_quiz_check_question_names_the_rule():
 
 def test_quiz_bank_lookup_and_errors(tmp_path):
     assert bank_path('01') == bank_path('grading') == bank_path('01_grading')
-    with pytest.raises(ValueError, match='available: 01_grading, 02_tasks'): bank_path('poetry')
+    with pytest.raises(ValueError, match='available: 01_grading, 01a_durable, 01b_safefs, 02_tasks'): bank_path('poetry')
     (tmp_path / '01_a.yaml').write_text('- {id: x, type: single, question: q, answers: []}\n')
     (tmp_path / '01_b.yaml').write_text('- [unclosed\n')
     with pytest.raises(ValueError, match='matches several'): bank_path('01', tmp_path)

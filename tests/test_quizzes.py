@@ -115,7 +115,8 @@ def test_layer_bank_numbers_match_the_code():
     import inspect, random
     from agentforge.families import Arithmetic, UnitConversion
     from agentforge.presets import presets_for
-    from agentforge.spec import QUOTAS, check_task, example_doc
+    from agentforge.spec import QUOTAS, check_task
+    from agentforge.rows import example_doc
     from agentforge.rewards import combine, length_penalty, numeric_match
     from agentforge.sandbox import Limits
     from agentforge.workspace import Workspace

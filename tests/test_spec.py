@@ -13,9 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from agentforge.families import FAMILIES, get_family
-from agentforge.spec import (GRPO_RANGES, PROBLEM_CODES, QUOTAS, RESOURCE_RANGES, STUDENTS, Problem, RewardEntry, Spec,
-                             SpecError, check_task, check_tree, example_spec, load_rows, load_spec, parse_task_yaml,
-                             read_spec_file)
+from agentforge.spec import GRPO_RANGES, PROBLEM_CODES, QUOTAS, RESOURCE_RANGES, STUDENTS, Problem, RewardEntry, Spec, SpecError, check_task, check_tree, load_spec, parse_task_yaml, read_spec_file
+from agentforge.rows import example_spec, load_rows
 from agentforge.tasks import CANARY_PREFIX, hidden_keys, hidden_path, hidden_split, prompt_key
 
 FAMS = sorted(FAMILIES)

@@ -2,7 +2,7 @@
 import inspect, json, re
 from pathlib import Path
 import pytest
-from agentforge import probe, rewards, sandbox, spec, tasks, workspace
+from agentforge import probe, rewards, rows, sandbox, spec, tasks, workspace
 from agentforge.families import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,7 +49,7 @@ def test_levels_students_families_and_columns():
     assert f"({tasks.EVAL_LEVEL}, the default, is the hidden eval's mix)" in TASK_F
     assert ' | '.join(spec.STUDENTS) in TASK
     assert all(f'`{f}`' in TASK for f in FAMILIES)
-    assert all(f'`{c}`' in TASK for c in spec.RESERVED_COLUMNS)
+    assert all(f'`{c}`' in TASK for c in rows.RESERVED_COLUMNS)
 
 def test_builtin_rewards_table_matches_the_code():
     rows = dict(re.findall(r'^\| `(\w+)` \| (.*?) \|', TASK, re.M))
