@@ -7,7 +7,7 @@ Hugging Face causal LM with LoRA, and (next lesson) any OpenAI-compatible endpoi
 from __future__ import annotations
 from fastcore.basics import patch
 import json, random, re
-from dataclasses import dataclass, field, asdict
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 

@@ -6,7 +6,7 @@ imitate the scripted random agent — a wide, imperfect variety of specs — the
 # %% ../nbs/10a_cloning.ipynb #0c7fdd23
 from __future__ import annotations
 import hashlib, json, math, random, shutil, tempfile, time
-from dataclasses import dataclass, asdict, field
+from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
 from . import __version__

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 from matplotlib.figure import Figure
-from .families import FAMILIES
 from .grading import uplift
 from .transfer import save_png, bootstrap_ci, eval_jobs, paired_diff_ci
 

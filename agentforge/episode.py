@@ -5,7 +5,7 @@ validated trains the student through the pool; grading turns the result into one
 
 # %% ../nbs/10_episode.ipynb #2016efeb
 from __future__ import annotations
-import dataclasses, hashlib, json, os, shutil, sys, threading, time
+import dataclasses, hashlib, json, os, shutil, threading, time
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .agents import Agent, Turn, assistant_message
@@ -13,7 +13,6 @@ from .durable import write_atomic
 from .families import get_family
 from .grading import MAX_ATTEMPTS, SAMPLES, episode_reward, get_weights, speed_budget
 from .probe import validate
-from .spec import load_spec
 from .tasks import EVAL_LEVEL, LEVELS, absolute, state_env
 from .warm import INNER
 from .library import Library

@@ -8,11 +8,10 @@ from __future__ import annotations
 import dataclasses, hashlib, json, math, os, shutil, subprocess, sys, tempfile, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from . import __version__
 from .grading import SAMPLES, uplift as uplift_score
 from .warm import call
-from .durable import ResumeMismatch, commit_checkpoint, latest_checkpoint, publish_dir, write_atomic
+from .durable import commit_checkpoint, latest_checkpoint, publish_dir, write_atomic
 from .presets import require_weights
 from .student import student_id
 from .sandbox import Limits, RewardWorker

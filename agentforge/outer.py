@@ -13,7 +13,7 @@ from .agents import CHOICES, ToolCall, Turn, assistant_message, write_spec
 from .episode import brief_messages, job_stats
 from .workspace import TOOL_SCHEMAS
 from .config import CREDITS, OuterConfig
-from .durable import ResumeMismatch, latest_checkpoint, save_checkpoint, write_atomic
+from .durable import latest_checkpoint, save_checkpoint, write_atomic
 
 # %% auto #0
 __all__ = ['group_advantages', 'Sample', 'credit_segments', 'samples_from', 'collate', 'token_logprobs', 'pg_loss',

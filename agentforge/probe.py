@@ -17,7 +17,6 @@ from .rows import load_rows
 from .rewards import combine, make_reward
 from .safefs import read_tree
 from .sandbox import REASONS, Limits, RewardWorker
-from .grading import MAX_ATTEMPTS
 
 # %% auto #0
 __all__ = ['BUDGETS', 'MIN_ROWS', 'MAX_DUPLICATES', 'ANSWER_IN_PROMPT_SLACK', 'CORRUPTIONS', 'PROBE_ROWS', 'GOLD_HIGH',

@@ -167,7 +167,7 @@ def summarize(
 )->list[str]: # Markdown bullet lines
     "State the run's headline numbers in plain words."
     if not rows: raise ValueError("no metrics rows to summarise")
-    steps, rew = _series(rows, 'step'), _series(rows, 'reward_mean')
+    rew = _series(rows, 'reward_mean')
     fmt = lambda x: 'n/a' if math.isnan(x) else f'{x:.3f}'
     st = lambda i: _cell(rows[i].get('step'), None)
     out = [f"- Outer steps recorded: {len(rows)} (step {st(0)} to {st(-1)}).",

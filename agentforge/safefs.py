@@ -74,7 +74,7 @@ def read_file(root, # the folder the path is relative to
 
 # %% ../nbs/01b_safefs.ipynb #4f3f422c
 def walk(root:Path, cap:int) -> tuple:
-    "`([(relative path, kind, size, nlink)], truncated)` under `root`, no link followed; kind: file/dir/symlink/special."
+    "`([(path, kind, size, nlink)], truncated)` under `root`, no link followed; kind: file/dir/symlink/special."
     out, stack, truncated = [], [('', os.open(root, DIR_FLAGS))], False
     try:
         while stack:
