@@ -58,8 +58,7 @@ def sha256_file(p:str|Path) -> str:
 def _sync_tree(root:Path):
     "fsync every file and folder under `root`, deepest first, then `root` itself."
     for p in sorted(root.rglob('*'), key=lambda p: -len(p.parts)):
-        if p.is_file() and not p.is_symlink(): fsync_path(p)
-        elif p.is_dir() and not p.is_symlink(): fsync_path(p)
+        if (p.is_file() or p.is_dir()) and not p.is_symlink(): fsync_path(p)
     fsync_path(root)
 
 @contextmanager
