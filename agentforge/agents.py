@@ -54,9 +54,13 @@ def parse_tool_calls(text:str) -> tuple:
     calls, errors, bodies = [], [], _CALL.findall(text)
     for i, body in enumerate(bodies, 1):
         try: obj = json.loads(body)
-        except ValueError as e: errors.append(f"tool call {i} is not valid JSON ({e.msg} at char {e.pos})"); continue
-        if not isinstance(obj, dict) or not isinstance(obj.get('name'), str) or not isinstance(obj.get('arguments', {}), dict):
-            errors.append(f'tool call {i} must be {{"name": str, "arguments": object}}'); continue
+        except ValueError as e:
+            errors.append(f"tool call {i} is not valid JSON ({e.msg} at char {e.pos})")
+            continue
+        if (not isinstance(obj, dict) or not isinstance(obj.get('name'), str)
+                or not isinstance(obj.get('arguments', {}), dict)):
+            errors.append(f'tool call {i} must be {{"name": str, "arguments": object}}')
+            continue
         calls.append(ToolCall(obj['name'], obj.get('arguments') or {}))
     if text.count('<tool_call>') > len(bodies): errors.append('a <tool_call> is not closed by </tool_call>')
     return calls, '; '.join(errors) or None
@@ -67,7 +71,8 @@ def assistant_message(turn:Turn, index:int) -> dict:
     content = _CALL.sub('', _THINK.sub('', turn.text)).replace('<tool_call>', '').strip()
     msg = dict(role='assistant', content=content)
     if turn.tool_calls:
-        msg['tool_calls'] = [dict(id=f'call_{index}_{k}', type='function', function=dict(name=c.name, arguments=c.arguments))
+        msg['tool_calls'] = [dict(id=f'call_{index}_{k}', type='function',
+                                  function=dict(name=c.name, arguments=c.arguments))
                              for k, c in enumerate(turn.tool_calls)]
     return msg
 
@@ -120,7 +125,8 @@ class ScriptedAgent(Agent):
     "A scripted spec writer: 'random' (uniform over CHOICES) or 'heuristic' (one practitioner's rule)."
     def __init__(self, policy:str='random', # 'random' or 'heuristic'
                  give_up_rate:float=0.05, explore_rate:float=0.15): # the random policy's habits
-        if policy not in ('random', 'heuristic'): raise ValueError(f"policy {policy!r}: expected 'random' or 'heuristic'")
+        if policy not in ('random', 'heuristic'):
+            raise ValueError(f"policy {policy!r}: expected 'random' or 'heuristic'")
         self.policy, self.name = policy, f'scripted-{policy}'
         self.give_up_rate, self.explore_rate = give_up_rate, explore_rate
 
@@ -138,8 +144,10 @@ def act(self:ScriptedAgent, messages:list, tools:list, seed:int) -> Turn:
     n = sum(m['role'] == 'assistant' for m in messages)
     family = re.search(r'brief: (\w+)', messages[1]['content']).group(1)
     rng = random.Random(f'{seed}:{family}:{n}')  # the family too: one seed must not make the same choices everywhere
-    if self.policy == 'random' and n == 0 and rng.random() < self.explore_rate: return _call(rng.choice(['baseline', 'list_files']))
-    if self.policy == 'random' and rng.random() < self.give_up_rate: return Turn('I cannot write this task.', [], tokens=0)
+    if self.policy == 'random' and n == 0 and rng.random() < self.explore_rate:
+        return _call(rng.choice(['baseline', 'list_files']))
+    if self.policy == 'random' and rng.random() < self.give_up_rate:
+        return Turn('I cannot write this task.', [], tokens=0)
     write = ToolCall('write_file', dict(path='task.yaml', content=write_spec(family, self._draw(rng))))
     return Turn('', [write, ToolCall('submit', {})], tokens=0)  # two calls in one turn: write, then submit
 
@@ -154,7 +162,8 @@ class LMAgent(Agent):
                  lora:dict|None=None, # LoRA settings {r, alpha} when `model` is not yet a PeftModel
                  compact_tools:bool=True, max_context:int|None=None):
         from peft import PeftModel, get_peft_model
-        if not isinstance(model, PeftModel): model = get_peft_model(model, lora_config(model, **(lora or dict(r=8, alpha=32))))
+        if not isinstance(model, PeftModel):
+            model = get_peft_model(model, lora_config(model, **(lora or dict(r=8, alpha=32))))
         self.model, self.tok, self.name, self.temperature = model, tok, name, temperature
         self.max_new_tokens, self.compact_tools = max_new_tokens, compact_tools
         self.max_context = max_context or getattr(model.config, 'max_position_embeddings', 8192)
@@ -174,14 +183,16 @@ class LMAgent(Agent):
 def sample(self:LMAgent, prompt_ids:list, seed:int) -> tuple:
     "Sample a completion after `prompt_ids` with a KV cache: `(ids, logprobs)`, ending at <|im_end|> or the limit."
     g, eos, m = torch.Generator().manual_seed(seed), self.tok.eos_token_id, self.model
-    was_training = m.training; m.eval()
+    was_training = m.training
+    m.eval()
     room = min(self.max_new_tokens, self.max_context - len(prompt_ids))
     out = m(input_ids=torch.tensor([prompt_ids], device=self.device), use_cache=True)
     ids, lps = [], []
     for _ in range(max(0, room)):
         logp = torch.log_softmax(out.logits[0, -1].float().cpu() / self.temperature, -1)
         t = int(torch.multinomial(logp.exp(), 1, generator=g))
-        ids.append(t); lps.append(float(logp[t]))
+        ids.append(t)
+        lps.append(float(logp[t]))
         if t == eos: break
         out = m(input_ids=torch.tensor([[t]], device=self.device), past_key_values=out.past_key_values, use_cache=True)
     m.train(was_training)
@@ -193,7 +204,8 @@ def act(self:LMAgent, messages:list, tools:list, seed:int) -> Turn:
     "Render, sample and parse one turn; a prompt past the context window is a turn with an error, not a crash."
     prompt = self.render(messages, tools)
     if len(prompt) >= self.max_context:
-        return Turn('', [], 0, f'the conversation ({len(prompt)} tokens) no longer fits the {self.max_context}-token context')
+        return Turn('', [], 0,
+                    f'the conversation ({len(prompt)} tokens) no longer fits the {self.max_context}-token context')
     ids, lps = self.sample(prompt, seed)
     text = self.tok.decode(ids, skip_special_tokens=False).removesuffix(self.tok.eos_token)
     calls, err = parse_tool_calls(text)
@@ -212,15 +224,19 @@ def sample_batch(self:LMAgent, prompts:list, seeds:list) -> list:
     ids_BL, att_BL = torch.full((B, L), pad, dtype=torch.long), torch.zeros(B, L, dtype=torch.long)
     for i, p in enumerate(prompts): ids_BL[i, L - len(p):], att_BL[i, L - len(p):] = torch.tensor(p), 1
     pos_BL = (att_BL.cumsum(-1) - 1).clamp(min=0)  # each row's positions start at 0 after its padding
-    was_training = m.training; m.eval()
+    was_training = m.training
+    m.eval()
     out = m(input_ids=ids_BL.to(dev), attention_mask=att_BL.to(dev), position_ids=pos_BL.to(dev), use_cache=True)
     res, done, next_B = [([], []) for _ in prompts], [r == 0 for r in room], pos_BL[:, -1] + 1
     while not all(done):
         logp_BV, toks = torch.log_softmax(out.logits[:, -1].float().cpu() / self.temperature, -1), []
         for i in range(B):
-            if done[i]: toks.append(pad); continue
+            if done[i]:
+                toks.append(pad)
+                continue
             t = int(torch.multinomial(logp_BV[i].exp(), 1, generator=gens[i]))
-            res[i][0].append(t); res[i][1].append(float(logp_BV[i, t]))
+            res[i][0].append(t)
+            res[i][1].append(float(logp_BV[i, t]))
             done[i] = t == eos or len(res[i][0]) >= room[i]
             toks.append(t)
         if all(done): break
@@ -249,7 +265,8 @@ def act_batch(self:LMAgent, conversations:list, tools:list, seeds:list) -> list:
 AGENT_LORA = dict(r=8, alpha=32)
 
 class TinyAgent(LMAgent):
-    "The tiny Qwen3 agent: a behaviour-cloned base folder (model + its tokenizer) plus a LoRA adapter (an adapter folder resumes it)."
+    """The tiny Qwen3 agent: a behaviour-cloned base folder (model + its
+    tokenizer) plus a LoRA adapter (an adapter folder resumes it)."""
     def __init__(self, base:str|Path, adapter:str|Path|None=None, name:str='tiny-agent', **kw):
         from transformers import AutoModelForCausalLM, AutoTokenizer
         from peft import PeftModel

@@ -25,7 +25,8 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=N
     "its tasks improve that student on a hidden eval.\n\n"
     "Start with `agentforge families` (the briefs), `agentforge student` (the tiny stand-in student and its dev "
     "scores), `agentforge validate SPEC` (the probe a task spec must pass before any GPU is spent) and "
-    "`agentforge grade --help` (how an episode is scored). `make demo` (or `agentforge demo`) runs the whole two-loop experiment on CPU: the agent is RL-trained on five task families and tested on a held-out one."))
+    "`agentforge grade --help` (how an episode is scored). `make demo` (or `agentforge demo`) runs the whole "
+    "two-loop experiment on CPU: the agent is RL-trained on five task families and tested on a held-out one."))
 
 
 @app.command()
@@ -48,18 +49,21 @@ def brief(family:str=typer.Argument(..., help='a brief id, e.g. multihop_lookup'
     except ValueError as e: fail(str(e))
     typer.echo(f"{fam.name}: {fam.brief}\n")
     for it in dev_split(fam)[:n]:
-        typer.echo(f"  prompt: {it.prompt if isinstance(it.prompt, str) else json.dumps(it.prompt)}\n  answer: {it.answer}\n")
+        typer.echo(f"  prompt: {it.prompt if isinstance(it.prompt, str) else json.dumps(it.prompt)}\n"
+                   f"  answer: {it.answer}\n")
 
 # %% ../nbs/90_cli.ipynb #13ead797
 @app.command()
-def grade(attempt:Optional[int]=typer.Option(None, help='1-based attempt on which the spec validated; omit if it never did'),
+def grade(attempt:Optional[int]=typer.Option(None,
+                                             help='1-based attempt on which the spec validated; omit if it never did'),
           pre:Optional[float]=typer.Option(None, help='student hidden score before training, in [0, 1]'),
           post:Optional[float]=typer.Option(None, help='student hidden score after training, in [0, 1]'),
           train_seconds:Optional[float]=typer.Option(None, help='wall seconds the inner job took'),
           budget_seconds:float=typer.Option(TRAIN_BUDGET_S, help="the speed term's budget (60 s for the tiny student)"),
           weights:str=typer.Option('reference', help=f"a weight preset: {sorted(WEIGHTS)}"),
           uplift_kind:Optional[str]=typer.Option(None, help="override the preset's uplift: normalized | raw | post")):
-    "Compute an episode reward (validation, job quality = post and uplift, train speed) and print its components as JSON."
+    """Compute an episode reward (validation, job quality = post
+    and uplift, train speed) and print its components as JSON."""
     try: r = episode_reward(attempt, pre=pre, post=post, train_seconds=train_seconds, budget_seconds=budget_seconds,
                             weights=weights, uplift_kind=uplift_kind)
     except ValueError as e: fail(f"error: {e}")
@@ -104,7 +108,8 @@ def validate(path:Path=typer.Argument(..., help='the spec folder (task.yaml, opt
     else:
         mark = {'passed': 'ok  ', 'failed': 'FAIL', 'not checked': 'SKIP'}
         for c in report.checks: typer.echo(f"  {mark[c.status]} {c.id:15s} {c.message}")
-        typer.echo(f"{'validated' if report.validated else 'not validated: ' + str(report.reason)} ({report.seconds:.1f} s)")
+        typer.echo(f"{'validated' if report.validated else 'not validated: ' + str(report.reason)} "
+                   f"({report.seconds:.1f} s)")
     if report.validated and not report.complete:  # said on stderr too, so --json readers see it
         typer.echo(f"warning: validated, but not every gate ran: {', '.join(report.not_checked)} NOT CHECKED", err=True)
     raise typer.Exit(2 if report.infra() else 0 if report.validated else 1)
@@ -115,7 +120,8 @@ def _train_report(r) -> str:
     m = r.metrics.get('reward', {})
     return (f"{r.spec} ({r.brief}) on {r.student}, seed {r.seed}{' [cached]' if r.cached else ''}\n"
             f"  hidden score  pre {r.pre:.3f} -> post {r.post:.3f}   uplift {r.uplift:.3f} (normalised)\n"
-            f"  training      {r.steps} steps in {r.train_seconds:.1f} s{' (stopped at max_minutes)' if r.stopped_early else ''}"
+            f"  training      {r.steps} steps in {r.train_seconds:.1f} s"
+            f"{' (stopped at max_minutes)' if r.stopped_early else ''}"
             f"; train reward {m.get('first', float('nan')):.3f} -> {m.get('last', float('nan')):.3f}\n"
             f"  model         {r.model_dir}")
 
@@ -178,7 +184,8 @@ _ROOT = typer.Option(Path('runs/pool'), help='the pool root (holds queue.db and 
 def pool_status(root:Path=_ROOT):
     "Counts per pool and state, then the running jobs."
     from agentforge.pool import status_table
-    if not (root / 'queue.db').exists(): fail(f"error: no pool at {root} (no queue.db): pass --root, or submit a job first")
+    if not (root / 'queue.db').exists():
+        fail(f"error: no pool at {root} (no queue.db): pass --root, or submit a job first")
     typer.echo(status_table(root))
 
 @pool_app.command('worker')
@@ -226,11 +233,14 @@ def _demo_header(cfg, out:Path):
     _say("agentforge demo: the whole two-loop run on CPU\n")
     pre = preflight(cfg, out, say=_say)
     _say("\n1. the tiny student (built once, then cached)")
-    t = time.time(); load_student(); man = student_manifest()
+    t = time.time()
+    load_student()
+    man = student_manifest()
     _say(f"   {man['params']:,} parameters{'' if pre['builds']['student'] else f', built in {time.time() - t:.0f} s'}; "
          "dev score per family: " + ', '.join(f"{k} {v:.0%}" for k, v in man['dev_scores'].items()))
     _say("\n2. the tiny agent, behaviour-cloned from scripted episodes (built once, then cached)")
-    t = time.time(); clone = json.loads((build_agent_base() / 'clone.json').read_text())
+    t = time.time()
+    clone = json.loads((build_agent_base() / 'clone.json').read_text())
     built = '' if pre['builds']['agent_base'] else f', built in {time.time() - t:.0f} s'
     _say(f"   imitation loss {clone['first_loss']:.2f} -> {clone['last_loss']:.2f} on {clone['pairs']} turns of "
          f"{clone['episodes']} scripted episodes{built}\n\n3. the two loops")
@@ -255,7 +265,8 @@ def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDO
          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, eval_per_family:Optional[int]=_EVAL,
          eval_trained:Optional[str]=_EVAL_TRAINED, slots:Optional[int]=_SLOTS, curve_every:Optional[int]=_CURVE_EVERY,
          curve_seeds:Optional[int]=_CURVE_SEEDS, library:Optional[str]=LIBRARY):
-    "Run the whole two-loop experiment on CPU: outer LoRA-GRPO on five families, transfer to the held-out one, a report."
+    """Run the whole two-loop experiment on CPU: outer LoRA-GRPO
+    on five families, transfer to the held-out one, a report."""
     from agentforge.episode import InnerJobsFailed
     from agentforge.config import freeze
     from agentforge.run import two_loop
@@ -290,12 +301,14 @@ def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLD
     try: rows = train_stage(cfg, out, library=library_root(library))[1]
     except InnerJobsFailed as e: _stopped(e)
     rew = [r['reward_mean'] for r in rows if r.get('reward_mean') is not None]
-    typer.echo(json.dumps(dict(steps=len(rows), reward_first=rows[0]['reward_mean'], reward_last=rows[-1]['reward_mean'],
+    typer.echo(json.dumps(dict(steps=len(rows), reward_first=rows[0]['reward_mean'],
+                               reward_last=rows[-1]['reward_mean'],
                                reward_peak=max(rew, default=None), last=progress_text(rows[-1])), indent=1))
 
 @app.command()
 def transfer(out:Path=typer.Option(Path('runs/demo'), help='a run folder trained by `outer` or `demo`')):
-    "Compare the trained agent with the untrained one and scripted baselines on fresh briefs; writes transfer.json and report.md."
+    """Compare the trained agent with the untrained one and scripted
+    baselines on fresh briefs; writes transfer.json and report.md."""
     from agentforge.episode import InnerJobsFailed
     from agentforge.config import load_config
     from agentforge.run import transfer_stage, train_stage
@@ -314,11 +327,16 @@ def transfer(out:Path=typer.Option(Path('runs/demo'), help='a run folder trained
 # %% ../nbs/90_cli.ipynb #b7bd99d3
 @app.command()
 def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. string_ops'),
-            agent:str=typer.Option('scripted-heuristic', help='scripted-random | scripted-heuristic | scripted-copy | tiny'),
-            agent_url:Optional[str]=typer.Option(None, help='an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (overrides --agent)'),
+            agent:str=typer.Option('scripted-heuristic',
+                                   help='scripted-random | scripted-heuristic | scripted-copy | tiny'),
+            agent_url:Optional[str]=typer.Option(None,
+                                                 help='an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 '
+                                                 '(overrides --agent)'),
             agent_model:str=typer.Option('Qwen/Qwen3.6-35B-A3B', help='the model name the endpoint serves'),
-            seed:int=typer.Option(0), out:Path=typer.Option(Path('runs/episodes'), help='where the record and workspace go'),
-            train_spec:bool=typer.Option(True, '--train/--no-train', help='train the validated spec (inner GRPO) and grade uplift'),
+            seed:int=typer.Option(0),
+            out:Path=typer.Option(Path('runs/episodes'), help='where the record and workspace go'),
+            train_spec:bool=typer.Option(True, '--train/--no-train',
+                                         help='train the validated spec (inner GRPO) and grade uplift'),
             library:Optional[str]=LIBRARY, reuse:Optional[str]=REUSE):
     "Play one episode: the agent writes a spec with the workspace tools, the probe judges it, the student trains on it."
     from agentforge.agents import ScriptedAgent
@@ -339,9 +357,12 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
                             library=library_root(library), reuse=reuse_root(reuse))[0]
     except InnerJobsFailed as e: _stopped(e)
     for c in rec.tool_calls:
-        res = c['result']; typer.echo(f"{c['name']:10s} -> " + (res.get('reason') or res.get('message') or 'ok') if isinstance(res, dict) else '')
+        res = c['result']
+        typer.echo(f"{c['name']:10s} -> " + (res.get('reason') or res.get('message') or 'ok')
+                   if isinstance(res, dict) else '')
     typer.echo(json.dumps(dict(id=rec.id, ended=rec.ended, attempts=rec.attempts, validated_on=rec.validated_on,
-                               error=rec.error, reward=rec.reward, record=str(out / 'episodes' / f'{rec.id}.json')), indent=1))
+                               error=rec.error, reward=rec.reward,
+                               record=str(out / 'episodes' / f'{rec.id}.json')), indent=1))
     if rec.ended == 'agent_error': raise typer.Exit(2)
 
 # %% ../nbs/90_cli.ipynb #93aa31f2
@@ -406,5 +427,8 @@ app.command()(export)
 # %% ../nbs/90_cli.ipynb #739ed657
 @app.callback(invoke_without_command=True)
 def _main(version:bool=typer.Option(False, '--version', help='print the version and exit')):
-    data_dir(); cache_dir()  # made absolute once, here, for every process this command starts
-    if version: typer.echo(__version__); raise typer.Exit()
+    data_dir()
+    cache_dir()  # made absolute once, here, for every process this command starts
+    if version:
+        typer.echo(__version__)
+        raise typer.Exit()

@@ -37,15 +37,17 @@ class CloneRecipe:
     seed:int=0
 
     def key(self) -> str:
-        "The cache key: this recipe, the system prompt, the scripted agent (choices, a sample spec, its version), the library version."
-        blob = json.dumps([asdict(self), SYSTEM, CHOICES, write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()}),
-                           SCRIPTED_VERSION, __version__])
+        """The cache key: this recipe, the system prompt, the scripted agent
+        (choices, a sample spec, its version), the library version."""
+        sample = write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()})
+        blob = json.dumps([asdict(self), SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__])
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/10a_cloning.ipynb #ce54b09a
 def scripted_episodes(recipe:CloneRecipe, work, progress:bool=False) -> list:
     "Play the recipe's scripted random episodes (probe included, saturation gate off)."
-    agent, out, jobs = ScriptedAgent('random'), [], [(f, s) for f in recipe.families for s in range(recipe.episodes_per_family)]
+    agent, out = ScriptedAgent('random'), []
+    jobs = [(f, s) for f in recipe.families for s in range(recipe.episodes_per_family)]
     from tqdm.auto import tqdm
     for f, s in tqdm(jobs, desc='scripted episodes', disable=not progress):
         out.append(play(agent, f, recipe.seed * 100_000 + s, Path(work) / f'{f}-{s}', saturation=False))
@@ -76,14 +78,19 @@ def agent_tokenizer(records:list, vocab_size:int=2048, numbers:bool=True):
 def imitate(pairs:list, recipe:CloneRecipe, tok, progress:bool=True) -> tuple:
     "Train the tiny agent from scratch on `pairs`; return (model, per-step losses)."
     from tqdm.auto import tqdm
-    model = tiny_model('agent', seed=recipe.seed, tok=tok); model.train()
+    model = tiny_model('agent', seed=recipe.seed, tok=tok)
+    model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=0.0)
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / 10) * 0.5 * (1 + math.cos(math.pi * s / recipe.steps)))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1, (s + 1) / 10) * 0.5 * (1 + math.cos(math.pi * s / recipe.steps)))
     rng, losses = random.Random(recipe.seed), []
     for _ in tqdm(range(recipe.steps), desc='cloning the tiny agent', disable=not progress):
         batch = rng.sample(pairs, min(recipe.batch, len(pairs)))
         loss = completion_loss(model, batch, tok.pad_token_id, recipe.buckets)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0); opt.step(); sched.step(); opt.zero_grad()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        opt.zero_grad()
         losses.append(round(loss, 4))
     return model.eval(), losses
 
@@ -95,14 +102,19 @@ def agent_base_dir(recipe:CloneRecipe=CloneRecipe(), root=None) -> Path:
 def agent_base_ready(recipe:CloneRecipe=CloneRecipe(), root=None) -> bool:
     "Whether the agent base for `recipe` is built and verified (nothing is built here)."
     from agentforge.durable import CheckpointCorrupt, verify_checkpoint
-    try: verify_checkpoint(agent_base_dir(recipe, root) / 'step-0'); return True
+    try:
+        verify_checkpoint(agent_base_dir(recipe, root) / 'step-0')
+        return True
     except CheckpointCorrupt: return False
 
 def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=None) -> Path:
     "Build (or find) the behaviour-cloned tiny agent base; return its verified folder."
     from agentforge.durable import CheckpointCorrupt, commit_checkpoint, verify_checkpoint
-    home = agent_base_dir(recipe, root); done = home / 'step-0'
-    try: verify_checkpoint(done); return done
+    home = agent_base_dir(recipe, root)
+    done = home / 'step-0'
+    try:
+        verify_checkpoint(done)
+        return done
     except CheckpointCorrupt: shutil.rmtree(done, ignore_errors=True)
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='af-clone-') as work:
@@ -110,11 +122,15 @@ def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=
     tok = agent_tokenizer(recs, recipe.vocab_size, recipe.numbers)
     pairs = clone_pairs(recs, tok, recipe.max_len)
     model, losses = imitate(pairs, recipe, tok, progress)
-    home.mkdir(parents=True, exist_ok=True); tmp = Path(tempfile.mkdtemp(prefix='.tmp-', dir=home))
-    model.save_pretrained(tmp); tok.save_pretrained(tmp)
-    stats = dict(recipe=asdict(recipe), episodes=len(recs), pairs=len(pairs), first_loss=losses[0], last_loss=losses[-1],
-                 losses=losses, scripted_first_try=sum(r.validated_on == 1 for r in recs) / len(recs),
-                 scripted_validated=sum(bool(r.validated_on) for r in recs) / len(recs), seconds=round(time.monotonic() - t0, 1))
+    home.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix='.tmp-', dir=home))
+    model.save_pretrained(tmp)
+    tok.save_pretrained(tmp)
+    stats = dict(recipe=asdict(recipe), episodes=len(recs), pairs=len(pairs), first_loss=losses[0],
+                 last_loss=losses[-1], losses=losses,
+                 scripted_first_try=sum(r.validated_on == 1 for r in recs) / len(recs),
+                 scripted_validated=sum(bool(r.validated_on) for r in recs) / len(recs),
+                 seconds=round(time.monotonic() - t0, 1))
     (tmp / 'clone.json').write_text(json.dumps(stats))
     return commit_checkpoint(tmp, home, 0, dict(key=recipe.key()))
 

@@ -102,7 +102,8 @@ def plot_curve(
 )->Path:
     "Two panels: each trained family and their pool (bold) with 95% bands; the held-out family with its band."
     tab = curve_table(rows, held)
-    fig = Figure(figsize=(10, 3.6)); axs = fig.subplots(1, 2, sharey=True)
+    fig = Figure(figsize=(10, 3.6))
+    axs = fig.subplots(1, 2, sharey=True)
     def line(ax, group, **kw):
         pts = [t for t in tab if t['group'] == group and t['mean'] is not None]
         if not pts: return
@@ -115,9 +116,11 @@ def plot_curve(
         if f not in held: line(axs[0], f, lw=1, alpha=0.6)
     line(axs[0], 'trained', lw=2.5, color='k')
     for f in held: line(axs[1], f, lw=2)
-    axs[0].set_title('trained families (black: pooled, 95% CI)'); axs[1].set_title('held-out family (95% CI)')
+    axs[0].set_title('trained families (black: pooled, 95% CI)')
+    axs[1].set_title('held-out family (95% CI)')
     for ax in axs:
-        ax.set_xlabel('outer step'); ax.grid(alpha=0.3)
+        ax.set_xlabel('outer step')
+        ax.grid(alpha=0.3)
         if ax.lines: ax.legend(fontsize=7)
         else: ax.text(0.5, 0.5, 'no graded episodes', ha='center', va='center', transform=ax.transAxes)
     axs[0].set_ylabel('reward, first attempt (fixed seeds)')

@@ -26,7 +26,8 @@ __all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv'
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
-          "read_file(path), list_files(), baseline(), submit(). A failed submit returns the report: fix it, submit again.")
+          "read_file(path), list_files(), baseline(), submit(). "
+          "A failed submit returns the report: fix it, submit again.")
 
 def brief_messages(brief:str, student:str='tiny-student', examples:str='') -> list:
     "The opening messages of an episode for `brief` (with `examples`: the line saying past specs are offered)."
@@ -62,7 +63,8 @@ class EpisodeEnv:
     examples:int=MAX_EXAMPLES # at most this many offered
 
     def __post_init__(self):
-        for k in ('hidden_root', 'pool_root', 'library', 'reuse'): object.__setattr__(self, k, absolute(getattr(self, k)))
+        for k in ('hidden_root', 'pool_root', 'library', 'reuse'):
+            object.__setattr__(self, k, absolute(getattr(self, k)))
 
 def episode_env(env:EpisodeEnv|None=None, **fields) -> EpisodeEnv:
     "`env` (default: the defaults) with `fields` replaced: one place where keyword settings become an environment."
@@ -72,16 +74,24 @@ def episode_env(env:EpisodeEnv|None=None, **fields) -> EpisodeEnv:
 @dataclass
 class EpisodeRecord:
     "Everything one episode did, as JSON-able fields."
-    id:str; brief:str; agent:str; seed:int; step:int|None=None
+    id:str
+    brief:str
+    agent:str
+    seed:int
+    step:int|None=None
     messages:list=field(default_factory=list) # the transcript
     turns:list=field(default_factory=list) # asdict(Turn) per agent turn (ids and log-probs for LM agents)
     tool_calls:list=field(default_factory=list) # {turn, name, arguments, result}
-    attempts:int=0; validated_on:int|None=None; probe_reports:list=field(default_factory=list)
+    attempts:int=0
+    validated_on:int|None=None
+    probe_reports:list=field(default_factory=list)
     submission:str|None=None # the validated spec folder
     inner:dict|None=None # InnerResult as a dict when the spec trained, else None
     job:dict|None=None # the inner job: {id, key, state, attempts, error, log} (inner.inner_outcome); None if none ran
     reward:dict=field(default_factory=dict) # asdict(EpisodeReward); empty when the episode could not be graded
-    tokens:int=0; ended:str=''; error:str|None=None
+    tokens:int=0
+    ended:str=''
+    error:str|None=None
     seconds:dict=field(default_factory=lambda: dict(agent=0.0, probe=0.0, inner=0.0))
     examples:list=field(default_factory=list) # digests of the library specs offered in examples/ (lesson 09c)
 
@@ -122,12 +132,14 @@ def _run_call(env:EpisodeEnv, ws:Workspace, rec:EpisodeRecord, call, n:int, k:in
     return dict(role='tool', tool_call_id=f'call_{n}_{k}', name=call.name, content=content)
 
 # %% ../nbs/10_episode.ipynb #8aba5125
-def _turn_seed(seed:int, n:int) -> int: return int.from_bytes(hashlib.sha256(f'{seed}:{n}'.encode()).digest()[:4], 'little')
+def _turn_seed(seed:int, n:int) -> int:
+    return int.from_bytes(hashlib.sha256(f'{seed}:{n}'.encode()).digest()[:4], 'little')
 
 def _apply_turn(env:EpisodeEnv, turn:Turn, ws:Workspace, rec:EpisodeRecord) -> str|None:
     "Record `turn`, answer its calls (submit goes through the probe); return why the episode ended, or None."
     n, budgets = len(rec.turns), env.budgets
-    rec.turns.append(asdict(turn)); rec.tokens += turn.tokens
+    rec.turns.append(asdict(turn))
+    rec.tokens += turn.tokens
     rec.messages.append(assistant_message(turn, n))
     if not turn.tool_calls and not turn.error: return 'no_submit'
     if turn.error and not turn.tool_calls and sum(bool(t.get('error')) for t in rec.turns) >= budgets.max_unusable:
@@ -236,7 +248,8 @@ def train_and_grade(records:list, run_dir, # the records to grade; the run's fol
     stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
     if pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once, each job a fresh fork
         pool.work('inner', slots=slots, until_idle=True, stop=stop, warm=INNER)
-    if stop.is_set(): raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
+    if stop.is_set():
+        raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
     for r in todo:
         _graded(r, inner_outcome(pool, jobs[id(r)]), w)
         r.seconds['inner'] = round((time.monotonic() - t) / len(todo), 3)  # its share of the batch's wall time

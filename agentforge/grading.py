@@ -17,7 +17,8 @@ from typing import Mapping
 MAX_ATTEMPTS = 3  # the probe's retry limit: submissions allowed per episode
 VALIDATION_DECAY = 0.2  # validation credit lost per extra attempt
 TRAIN_BUDGET_S = 1800.0  # default wall-clock budget of one inner training job, in seconds
-SPEED_BUDGETS_S = {'tiny-student': 60.0, 'qwen3-0.6b': 1800.0, 'qwen3-1.7b': 3600.0}  # what the speed term measures against
+# what the speed term measures against
+SPEED_BUDGETS_S = {'tiny-student': 60.0, 'qwen3-0.6b': 1800.0, 'qwen3-1.7b': 3600.0}
 UPLIFT_KINDS = ('normalized', 'raw', 'post')  # accepted `uplift` conventions
 SAMPLES = 0  # how pre and post are scored: 0 = greedy, one completion per hidden item (deterministic); k: k at T = 1
 
@@ -52,7 +53,8 @@ def validation_score(
     if not isinstance(attempt, numbers.Integral) or isinstance(attempt, bool) or attempt < 1:
         raise ValueError(f"attempt must be an int ≥ 1 (1-based) or None for never validated, got {attempt!r}")
     if attempt > max_attempts:
-        raise ValueError(f"attempt {attempt} is past the retry limit max_attempts={max_attempts}: a spec cannot validate there")
+        raise ValueError(f"attempt {attempt} is past the retry limit max_attempts={max_attempts}: "
+                         "a spec cannot validate there")
     return max(0.0, round(1.0 - VALIDATION_DECAY * (attempt - 1), 12))
 
 # %% ../nbs/01_grading.ipynb #14eb9c2b
@@ -64,7 +66,8 @@ def uplift(
 )->float: # in [floor, 1]
     "Measure how much training improved the student, bounded to [floor, 1]."
     if kind not in UPLIFT_KINDS: raise ValueError(f"unknown uplift kind {kind!r}; accepted: {', '.join(UPLIFT_KINDS)}")
-    if not _is_real(floor) or not -1 <= floor <= 0: raise ValueError(f"floor must be a number in [-1, 0], got {floor!r}")
+    if not _is_real(floor) or not -1 <= floor <= 0:
+        raise ValueError(f"floor must be a number in [-1, 0], got {floor!r}")
     post = _check_unit('post', post)
     if pre is None:
         if kind == 'post': return post
@@ -91,7 +94,8 @@ def token_efficiency(
     token_budget:int, # the agent's token budget for the episode (> 0)
 )->float: # in [0, 1]
     "Score token efficiency as the unused share of the token budget."
-    return _clip01(1.0 - _check_pos('tokens_used', tokens_used, allow_zero=True) / _check_pos('token_budget', token_budget))
+    used = _check_pos('tokens_used', tokens_used, allow_zero=True)
+    return _clip01(1.0 - used / _check_pos('token_budget', token_budget))
 
 # %% ../nbs/01_grading.ipynb #0c87f34b
 @dataclass(frozen=True)
@@ -135,7 +139,8 @@ def get_weights(
     "Resolve a preset name or a mapping of weights to validated `Weights`."
     if isinstance(weights, Weights): return weights
     if isinstance(weights, str):
-        if weights not in WEIGHTS: raise ValueError(f"unknown weights preset {weights!r}; accepted: {', '.join(WEIGHTS)}")
+        if weights not in WEIGHTS:
+            raise ValueError(f"unknown weights preset {weights!r}; accepted: {', '.join(WEIGHTS)}")
         return WEIGHTS[weights]
     if isinstance(weights, Mapping):
         names = [f.name for f in fields(Weights)]
@@ -185,4 +190,5 @@ def episode_reward(
     t = token_efficiency(tokens_used, token_budget) if counted else 0.0
     q = _round((w.post * p + w.uplift * u) / w.quality) if w.quality else u
     total = _round(w.validation * v + w.uplift * u + w.post * p + w.speed * s + w.tokens * t)
-    return EpisodeReward(validation=v, uplift=u, speed=s, tokens=t, weights=_weights_name(w), total=total, post=p, quality=q)
+    return EpisodeReward(validation=v, uplift=u, speed=s, tokens=t, weights=_weights_name(w), total=total, post=p,
+                         quality=q)

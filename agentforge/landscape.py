@@ -105,7 +105,8 @@ def landscape(briefs:list|None=None, # brief ids (default: every family)
                               else f"not valid: {row['reason']}"))
         valid = [r for r in rows if r['brief'] == brief and r['gain'] is not None]
         if 'best' in kinds and valid:
-            top = max(valid, key=lambda r: r['gain']); rows.append({**top, 'kind': 'best', 'of': top['kind']})
+            top = max(valid, key=lambda r: r['gain'])
+            rows.append({**top, 'kind': 'best', 'of': top['kind']})
     res = dict(rows=rows, noise=noise, student=student, samples=samples, seed=seed,
                seconds=round(time.monotonic() - t0, 1))
     if out: write_atomic(out / 'landscape.json', json.dumps(res, indent=1))
@@ -138,7 +139,8 @@ def verdicts(land:dict) -> list:
                  best_seconds=_get(best, 'seconds'))
         f['targets'] = {
             'best gain >= 0.4': _ok(f['best_gain'], '>=', T['best_gain']),
-            'best gain >= 4 SD': _ok(f['best_gain'], '>=', (s := _get(best, 'gain_sd') or sd) and T['best_over_sd'] * s),
+            'best gain >= 4 SD': _ok(f['best_gain'], '>=',
+                                     (s := _get(best, 'gain_sd') or sd) and T['best_over_sd'] * s),
             'lazy gain <= 0.05': _ok(f['lazy_gain'], '<=', T['lazy_gain']),
             'harmful reward < lazy': None if None in (f['harmful_reward'], f['lazy_reward'])
                                      else f['harmful_reward'] < f['lazy_reward'],
@@ -177,7 +179,8 @@ def plot_landscape(land:dict, path) -> Path:
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
     briefs = list(dict.fromkeys(r['brief'] for r in land['rows']))
-    fig = Figure(figsize=(8, 4)); ax = fig.subplots()
+    fig = Figure(figsize=(8, 4))
+    ax = fig.subplots()
     for i, b in enumerate(briefs):
         pre = next((r['pre'] for r in land['rows'] if r['brief'] == b and r['pre'] is not None), None)
         sd = land['noise'].get(b) and pre is not None and _gain_sd(land['noise'][b], pre)  # noise alone, not a spec's
@@ -192,7 +195,9 @@ def plot_landscape(land:dict, path) -> Path:
     ax.legend(fontsize=7, ncol=len(STYLE), loc='upper center', bbox_to_anchor=(0.5, -0.14), frameon=False)
     ax.set_title(f"What each kind of spec does to {land['student']} (grey: ±2 SD of a gain from scoring noise alone)",
                  fontsize=9)
-    path = Path(path); path.parent.mkdir(parents=True, exist_ok=True); fig.savefig(path, dpi=110, bbox_inches='tight')
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110, bbox_inches='tight')
     return path
 
 # %% ../nbs/12b_landscape.ipynb #k1a0b7c2

@@ -70,13 +70,15 @@ def samples_from(groups:list, # [[record, ...], ...]: one list per group of epis
         adv_U = group_advantages(torch.tensor([x for _, rs in segs for x in rs]), scale).tolist()
         adv, u = {}, 0
         for r, (seg_T, rs) in zip(graded, segs):
-            adv[id(r)] = [adv_U[u + s] for s in seg_T]; u += len(rs)
+            adv[id(r)] = [adv_U[u + s] for s in seg_T]
+            u += len(rs)
         for rec in group:
             a_T = adv.get(id(rec), [0.0] * len(rec.turns))
             for t, a in zip(rec.turns, a_T):
                 ids, lp = t.get('completion_ids'), t.get('logprobs')
                 if t.get('prompt_ids') is None or not ids: continue
-                if lp is None or len(lp) != len(ids): raise ValueError(f'episode {k}: {len(ids)} completion ids, {len(lp or [])} log-probs')
+                if lp is None or len(lp) != len(ids):
+                    raise ValueError(f'episode {k}: {len(ids)} completion ids, {len(lp or [])} log-probs')
                 if a != 0: out.append(Sample(list(t['prompt_ids']), list(ids), list(lp), a, k))
             k += 1
     return out
@@ -92,8 +94,10 @@ def collate(samples:list, # [Sample], at least one
     for i, s in enumerate(samples):
         p, n = len(s.prompt_ids), len(s.completion_ids)
         if not p: raise ValueError(f'sample {i} has an empty prompt: its first token would have no log-prob')
-        ids_BT[i, :p + n] = torch.tensor(s.prompt_ids + s.completion_ids); att_BT[i, :p + n] = 1
-        mask_BT[i, p:p + n] = 1; old_BT[i, p:p + n] = torch.tensor(s.old_logprobs)
+        ids_BT[i, :p + n] = torch.tensor(s.prompt_ids + s.completion_ids)
+        att_BT[i, :p + n] = 1
+        mask_BT[i, p:p + n] = 1
+        old_BT[i, p:p + n] = torch.tensor(s.old_logprobs)
     return dict(input_ids_BT=ids_BT, attention_mask_BT=att_BT, loss_mask_BT=mask_BT, old_logp_BT=old_BT,
                 adv_B=torch.tensor([float(s.advantage) for s in samples]))
 
@@ -117,9 +121,10 @@ def pg_loss(logp_BT:torch.Tensor, # (B, T) log-probs under the current policy (w
             clip_eps:float=0.2, # PPO clip range: ratio kept within [1 - eps, 1 + eps]
             ref_logp_BT:torch.Tensor|None=None, # (B, T) log-probs under the base model, for the KL term
             beta:float=0.0, # weight of the k3 KL to the base
-            weight_BT:torch.Tensor|None=None, # (B, T) each token's weight in the step's loss; None: the mean over masked tokens
+            weight_BT:torch.Tensor|None=None, # (B, T) each token's weight in the loss; None: the masked mean
            ) -> tuple: # (loss, stats)
-    "PPO's clipped surrogate (plus beta * k3 KL to the base), negated, as a weighted sum over masked tokens (default: their mean)."
+    """PPO's clipped surrogate (plus beta * k3 KL to the base), negated,
+    as a weighted sum over masked tokens (default: their mean)."""
     m_BT, A_B1 = mask_BT.bool(), adv_B[:, None]
     ratio_BT = torch.exp(torch.where(m_BT, logp_BT - old_logp_BT, 0.0))  # where, not *: exact 0 gradient off the mask
     loss_BT = -torch.min(ratio_BT * A_B1, ratio_BT.clamp(1 - clip_eps, 1 + clip_eps) * A_B1)
@@ -139,7 +144,8 @@ def pg_loss(logp_BT:torch.Tensor, # (B, T) log-probs under the current policy (w
 def token_weights(samples:list, # [Sample] of one step
                   agg:str='episode', # 'episode' or 'token'
                  ) -> list: # one weight per sample, for each of its completion tokens; they sum to 1 over the step
-    "Each completion token's weight in the step's loss: 1/N_tokens ('token'), or 1/(N_episodes x the episode's tokens) ('episode')."
+    """Each completion token's weight in the step's loss: 1/N_tokens
+    ('token'), or 1/(N_episodes x the episode's tokens) ('episode')."""
     if agg == 'token': return [1.0 / sum(len(s.completion_ids) for s in samples)] * len(samples)
     per_ep = {}
     for s in samples: per_ep[s.episode] = per_ep.get(s.episode, 0) + len(s.completion_ids)
@@ -151,13 +157,15 @@ def _seed(*parts) -> int: return int.from_bytes(hashlib.sha256(':'.join(map(str,
 def jobs_for_step(cfg:OuterConfig, step:int) -> list:
     "The step's `[(brief, episode seed)]`, group by group: a pure function of (cfg.seed, step)."
     rng, fams = random.Random(_seed('briefs', cfg.seed, step)), list(cfg.families)
-    briefs = rng.sample(fams, cfg.briefs_per_step) if cfg.briefs_per_step <= len(fams) else rng.choices(fams, k=cfg.briefs_per_step)
+    n = cfg.briefs_per_step
+    briefs = rng.sample(fams, n) if n <= len(fams) else rng.choices(fams, k=n)
     return [(b, _seed('episode', cfg.seed, step, g, m)) for g, b in enumerate(briefs) for m in range(cfg.group_size)]
 
 # %% ../nbs/11_outer.ipynb #5360264a
 def make_optimizer(agent, cfg:OuterConfig) -> torch.optim.Optimizer:
     "AdamW over the trainable (LoRA) parameters, constant learning rate, no weight decay (TRL's defaults)."
-    return torch.optim.AdamW([p for p in agent.model.parameters() if p.requires_grad], lr=cfg.learning_rate, weight_decay=0.0)
+    return torch.optim.AdamW([p for p in agent.model.parameters() if p.requires_grad], lr=cfg.learning_rate,
+                             weight_decay=0.0)
 
 # %% ../nbs/11_outer.ipynb #863db26c
 def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temperature
@@ -166,7 +174,8 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
     "GRPO on the adapter: samples, then `cfg.epochs` micro-batched passes (token weights from `cfg.loss_agg`)."
     t0, model, samples = time.monotonic(), agent.model, samples_from(groups, cfg.adv_scale, cfg.credit)
     n_tok, temp = sum(len(s.completion_ids) for s in samples), getattr(agent, 'temperature', None) or 1.0
-    out = dict(skipped=not samples, samples=len(samples), tokens=n_tok, loss=None, grad_norm=None, kl=None, clip_frac=None)
+    out = dict(skipped=not samples, samples=len(samples), tokens=n_tok, loss=None, grad_norm=None, kl=None,
+               clip_frac=None)
     if not samples: return {**out, 'seconds_update': time.monotonic() - t0}
     dev, params = next(model.parameters()).device, [p for p in model.parameters() if p.requires_grad]
     w_S = token_weights(samples, cfg.loss_agg)
@@ -191,7 +200,9 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
             tot['clip_frac'] = tot.get('clip_frac', 0.0) + st['clip_frac'] * st['tokens'] / n_tok
         gn = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
         if not math.isfinite(gn):  # stepping would poison the adapter
-            out.update(skipped=True, error='non-finite gradient norm'); gn = None; break
+            out.update(skipped=True, error='non-finite gradient norm')
+            gn = None
+            break
         optimizer.step()
     optimizer.zero_grad(set_to_none=True)
     return {**out, **tot, 'grad_norm': gn, 'epochs': epoch + 1, 'seconds_update': time.monotonic() - t0}
@@ -199,11 +210,13 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
 # %% ../nbs/11_outer.ipynb #b768a2e6
 def run_meta(cfg:OuterConfig, agent, extra:dict|None=None) -> dict:
     "What must match to resume: the config hash, the adapter's identity, and any `extra` (e.g. the reward weights)."
-    model = agent.model; pc, base = model.peft_config[model.active_adapter], model.get_base_model().config
+    model = agent.model
+    pc, base = model.peft_config[model.active_adapter], model.get_base_model().config
     ident = dict(arch=type(model.get_base_model()).__name__, name=base._name_or_path, vocab=base.vocab_size,
                  hidden=base.hidden_size, layers=base.num_hidden_layers, r=pc.r, alpha=pc.lora_alpha,
                  targets=sorted(pc.target_modules or []), params=sorted(pc.target_parameters or []))
-    return {'config': cfg.hash(), 'adapter': hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16], **(extra or {})}
+    return {'config': cfg.hash(),
+            'adapter': hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:16], **(extra or {})}
 
 # %% ../nbs/11_outer.ipynb #302554be
 def _rng_state() -> dict:
@@ -215,11 +228,13 @@ def _rng_state() -> dict:
 def _set_rng_state(s:dict):
     import numpy as np
     random.setstate((s['python'][0], tuple(s['python'][1]), s['python'][2]))
-    name, key, pos, g, cached = s['numpy']; np.random.set_state((name, np.array(key, dtype=np.uint32), pos, g, cached))
+    name, key, pos, g, cached = s['numpy']
+    np.random.set_state((name, np.array(key, dtype=np.uint32), pos, g, cached))
     torch.set_rng_state(s['torch'])
     if s['cuda'] and torch.cuda.is_available(): torch.cuda.set_rng_state_all(s['cuda'])
 
-def _snapshot(agent) -> tuple: return {n: p.detach().clone() for n, p in agent.model.named_parameters() if p.requires_grad}, _rng_state()
+def _snapshot(agent) -> tuple:
+    return {n: p.detach().clone() for n, p in agent.model.named_parameters() if p.requires_grad}, _rng_state()
 
 def _restore(agent, snap:tuple):
     "Put back the trainable parameters and RNG states of a `_snapshot`."
@@ -234,7 +249,8 @@ def save_state(run_dir, step:int, agent, optimizer:torch.optim.Optimizer, meta:d
     root = Path(run_dir) / 'checkpoints'
     def write(tmp:Path):
         agent.model.save_pretrained(tmp / 'adapter')
-        torch.save(optimizer.state_dict(), tmp / 'optimizer.pt'); torch.save(_rng_state(), tmp / 'rng.pt')
+        torch.save(optimizer.state_dict(), tmp / 'optimizer.pt')
+        torch.save(_rng_state(), tmp / 'rng.pt')
         (tmp / 'state.json').write_text(json.dumps(dict(step=step, cursor=step + 1, meta=meta)))
     final = save_checkpoint(root, step, write, meta)
     for s in sorted(int(p.name[5:]) for p in root.glob('step-*') if p.name[5:].isdigit())[:-keep]:
@@ -272,14 +288,16 @@ def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
                 post_mean=_mean([float(r.reward.get('post', 0.0)) for r in recs]),
                 quality_mean=_mean([float(r.reward.get('quality', r.reward['uplift'])) for r in recs]),
                 validation_first_try_rate=_mean([float(r.validated_on == 1) for r in recs]),
-                attempts_mean=_mean([r.attempts for r in recs]), reward_std_group=_mean([t.std().item() for t in tot_G]),
+                attempts_mean=_mean([r.attempts for r in recs]),
+                reward_std_group=_mean([t.std().item() for t in tot_G]),
                 zero_std_groups=sum(bool((t == t[0]).all()) for t in tot_G), kl=stats.get('kl'), loss=stats['loss'],
                 grad_norm=stats['grad_norm'], clip_frac=stats.get('clip_frac'), samples=stats['samples'],
                 tokens_per_episode=_mean([r.tokens for r in every]),
                 jobs={k: v for k, v in jobs.items() if k != 'first_failure'},
                 **{f'seconds_{k}': sum(float(r.seconds.get(k, 0.0)) for r in every)
                    for k in ('agent', 'probe', 'inner')},
-                seconds_update=stats['seconds_update'], seconds=seconds, uplift_by_family={b: _mean(v) for b, v in fam.items()},
+                seconds_update=stats['seconds_update'], seconds=seconds,
+                uplift_by_family={b: _mean(v) for b, v in fam.items()},
                 skipped=stats['skipped'])
 
 # %% ../nbs/11_outer.ipynb #74639476
@@ -302,7 +320,8 @@ def read_metrics(
                 warnings.warn(f"{path}:{i + 1}: skipping a torn last line (an interrupted write): {line[:60]!r}")
                 break
             raise ValueError(f"{path}:{i + 1}: not valid JSON ({e.msg}); only the last line may be torn") from None
-        if not isinstance(row, dict): raise ValueError(f"{path}:{i + 1}: expected a JSON object, got {type(row).__name__}")
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{i + 1}: expected a JSON object, got {type(row).__name__}")
         rows.append(row)
     return [r for r in rows if before is None or r['step'] < before]
 
@@ -334,7 +353,8 @@ def policy_probe(agent, # an LMAgent (.model, .tok, .render, .temperature)
                 ) -> dict: # {brief: {knob: {option: probability among the knob's options}}}
     "Per brief and knob, the probability the policy gives each option (the rest as the heuristic), by teacher forcing."
     knobs, out, model = knobs or CHOICES, {}, agent.model
-    was_training = model.training; model.eval()
+    was_training = model.training
+    model.eval()
     for brief in briefs:
         out[brief] = {}
         for knob, opts in knobs.items():
@@ -367,7 +387,8 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
     "Run or resume the outer loop up to `cfg.steps`: rollout, group, update, log a metrics row, checkpoint."
     from tqdm.auto import tqdm
     if eval_every < 1: raise ValueError(f'eval_every must be >= 1, got {eval_every}')
-    run_dir = Path(run_dir); run_dir.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
     opt, m = make_optimizer(agent, cfg), run_meta(cfg, agent, meta)
     start = load_state(run_dir, agent, opt, cfg, meta)
     def kept(name, before):  # the rows of steps before `before` (a fresh run has no files yet)
@@ -377,7 +398,9 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
     if evaluate: _write_rows(run_dir / 'curve.jsonl', curve, 'w')
     def fixed_eval(step):  # under saved RNG states: evaluating never changes what training samples
         if not evaluate or any(r['step'] == step for r in curve): return
-        rng = _rng_state(); curve.append(evaluate(agent, step)); _set_rng_state(rng)
+        rng = _rng_state()
+        curve.append(evaluate(agent, step))
+        _set_rng_state(rng)
         _write_rows(run_dir / 'curve.jsonl', curve[-1:], 'a')
     init = None if start else _snapshot(agent)  # put back on Ctrl-C until the first checkpoint exists
     bar = tqdm(total=cfg.steps, initial=start, desc='outer GRPO', unit='step', file=sys.stderr, disable=not progress)
@@ -386,14 +409,17 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
             if step % eval_every == 0: fixed_eval(step)
             t0, jobs = time.monotonic(), jobs_for_step(cfg, step)
             records = list(rollout(agent, jobs, step))
-            if len(records) != len(jobs): raise ValueError(f'rollout returned {len(records)} records for {len(jobs)} jobs')
+            if len(records) != len(jobs):
+                raise ValueError(f'rollout returned {len(records)} records for {len(jobs)} jobs')
             groups = [records[i:i + cfg.group_size] for i in range(0, len(records), cfg.group_size)]
             policy = probe(agent) if probe else None  # before the update: the policy these episodes came from
             row = metrics_row(step, groups, update(agent, groups, cfg, opt), time.monotonic() - t0)
             if probe: row['policy'] = policy
             _write_rows(run_dir / 'metrics.jsonl', [row], 'a')
-            save_state(run_dir, step, agent, opt, m); init = None
-            bar.update(1); bar.set_postfix_str(progress_text(row))
+            save_state(run_dir, step, agent, opt, m)
+            init = None
+            bar.update(1)
+            bar.set_postfix_str(progress_text(row))
         fixed_eval(cfg.steps)
     except KeyboardInterrupt:
         if init is not None: _restore(agent, init)  # so the next call starts where this one did

@@ -41,7 +41,8 @@ class WeightsUnavailable(RuntimeError):
 
 def get_preset(name:str) -> Preset:
     "The preset called `name`, or a ValueError listing the accepted names."
-    if name not in PRESETS: raise ValueError(f"unknown model preset {name!r}; accepted: {sorted(PRESETS)} (or a local checkpoint path)")
+    if name not in PRESETS:
+        raise ValueError(f"unknown model preset {name!r}; accepted: {sorted(PRESETS)} (or a local checkpoint path)")
     return PRESETS[name]
 
 def presets_for(role:str) -> list:

@@ -72,13 +72,18 @@ def check_hyperparameters(spec:Spec, rows:list, tok=None) -> Check:
     b, g, r = BUDGETS[spec.student], spec.grpo, spec.resources
     over = [f"{k}={v} (budget {b[k]})" for k, v in (('max_steps', g['max_steps']), ('max_minutes', r['max_minutes']),
                                                      ('gpus', r['gpus'])) if v > b[k]]
-    if over: return Check('hyperparameters', False, f"over the {spec.student} budget: {', '.join(over)}; ask for at most the budget", 'HYPERPARAMS_OVER_BUDGET')
+    if over: return Check('hyperparameters', False,
+                          f"over the {spec.student} budget: {', '.join(over)}; ask for at most the budget",
+                          'HYPERPARAMS_OVER_BUDGET')
     n_tok = (lambda s: len(tok(s, add_special_tokens=False)['input_ids'])) if tok else (lambda s: len(s.encode()))
     longest = max(n_tok(r['answer']) for r in rows) + 1  # + the end-of-turn token
     if g['max_completion_length'] < longest:
-        return Check('hyperparameters', False, f"max_completion_length={g['max_completion_length']} but the longest answer needs {longest} tokens: "
-                     f"every such completion is cut off; use at least {longest}", 'HYPERPARAMS_COMPLETION_TOO_SHORT')
-    return Check('hyperparameters', True, f"within the {spec.student} budget; completions fit answers of {longest - 1} tokens")
+        return Check('hyperparameters', False,
+                     f"max_completion_length={g['max_completion_length']} but the longest answer needs {longest} "
+                     f"tokens: every such completion is cut off; use at least {longest}",
+                     'HYPERPARAMS_COMPLETION_TOO_SHORT')
+    return Check('hyperparameters', True,
+                 f"within the {spec.student} budget; completions fit answers of {longest - 1} tokens")
 
 # %% ../nbs/06_probe.ipynb #1ff2f7cb
 MIN_ROWS, MAX_DUPLICATES, ANSWER_IN_PROMPT_SLACK = 32, 0.05, 0.25
@@ -103,26 +108,35 @@ def family_answer_rate(spec:Spec) -> float:
 
 def check_dataset(spec:Spec, rows:list) -> Check:
     "Reject too few rows, duplicated prompts, and answers given away in prompts (beyond the family's own rate)."
-    if len(rows) < MIN_ROWS: return Check('dataset', False, f"{len(rows)} rows; at least {MIN_ROWS} are needed", 'DATASET_TOO_SMALL')
+    if len(rows) < MIN_ROWS:
+        return Check('dataset', False, f"{len(rows)} rows; at least {MIN_ROWS} are needed", 'DATASET_TOO_SMALL')
     dup = 1 - len({prompt_key(r['prompt']) for r in rows}) / len(rows)
-    if dup > MAX_DUPLICATES: return Check('dataset', False, f"{dup:.0%} of prompts are duplicates; at most {MAX_DUPLICATES:.0%}", 'DATASET_DUPLICATES')
+    if dup > MAX_DUPLICATES: return Check('dataset', False,
+                                          f"{dup:.0%} of prompts are duplicates; at most {MAX_DUPLICATES:.0%}",
+                                          'DATASET_DUPLICATES')
     rate, base = _answer_in_prompt(rows), family_answer_rate(spec)
     if rate > base + ANSWER_IN_PROMPT_SLACK:
-        return Check('dataset', False, f"the answer appears in {rate:.0%} of prompts (the {spec.brief} family's own rate is {base:.0%}): "
+        return Check('dataset', False,
+                     f"the answer appears in {rate:.0%} of prompts (the {spec.brief} family's own rate is {base:.0%}): "
                      "the student would learn to copy; keep answers out of prompts", 'DATASET_ANSWER_IN_PROMPT')
-    return Check('dataset', True, f"{len(rows)} rows, {dup:.0%} duplicates, answer-in-prompt {rate:.0%} (family {base:.0%})")
+    return Check('dataset', True,
+                 f"{len(rows)} rows, {dup:.0%} duplicates, answer-in-prompt {rate:.0%} (family {base:.0%})")
 
 # %% ../nbs/06_probe.ipynb #b02f26a0
 def check_leakage(spec:Spec, rows:list, hidden_root=None) -> Check:
     "Reject any hidden canary, any training row that is a hidden item, any hidden prompt copied into a spec file."
     hidden = hidden_split(get_family(spec.brief), root=hidden_root)
-    texts = {rel: b.decode('utf-8', 'replace') for rel, b in read_tree(spec.root, QUOTAS['max_files'], QUOTAS['max_total_bytes']).items()}
+    tree = read_tree(spec.root, QUOTAS['max_files'], QUOTAS['max_total_bytes'])
+    texts = {rel: b.decode('utf-8', 'replace') for rel, b in tree.items()}
     texts['<rows>'] = json.dumps(rows, ensure_ascii=False)
     canaries = [rel for rel, t in texts.items() if CANARY_PREFIX in t or any(i.canary in t for i in hidden)]
-    if canaries: return Check('leakage', False, f"hidden-eval canary found in {canaries}: the spec holds hidden items", 'LEAKAGE_CANARY')
+    if canaries: return Check('leakage', False, f"hidden-eval canary found in {canaries}: the spec holds hidden items",
+                              'LEAKAGE_CANARY')
     hkeys = {prompt_key(i.prompt) for i in hidden}
     overlap = sum(prompt_key(r['prompt']) in hkeys for r in rows)
-    if overlap: return Check('leakage', False, f"{overlap} training rows are hidden-eval items; use the family generator (it excludes them)", 'LEAKAGE_HIDDEN_ITEM')
+    if overlap: return Check('leakage', False,
+                             f"{overlap} training rows are hidden-eval items; use the family generator "
+                             "(it excludes them)", 'LEAKAGE_HIDDEN_ITEM')
     norm = {rel: ' '.join(t.lower().split()) for rel, t in texts.items() if rel != '<rows>'}
     found = {rel: [k for k in hkeys if k in t] for rel, t in norm.items()}
     copied = sorted(rel for rel, ks in found.items() if len(ks) >= 3 or any(len(k) >= 24 for k in ks))
@@ -136,7 +150,8 @@ PROBE_ROWS = 24
 def _shape(s:str) -> str: return re.sub(r'[a-z]+', 'a', re.sub(r'[A-Z]+', 'A', re.sub(r'\d+', '9', s)))
 
 def _wrong_format(gold:str, pool:list, rng:random.Random) -> str:
-    "A wrong answer shaped like `gold`: a pool answer of the same shape, else gold with its digits changed or words reversed."
+    """A wrong answer shaped like `gold`: a pool answer of the same
+    shape, else gold with its digits changed or words reversed."""
     same = [a for a in pool if a != gold and _shape(a) == _shape(gold)]
     if same: return rng.choice(same)
     bumped = re.sub(r'\d', lambda m: str((int(m.group()) + 1) % 10), gold)
@@ -151,10 +166,13 @@ def corruptions(rows:list, seed:int=0) -> list:
         gold = r['answer']
         others = [a for a in answers if a != gold] or [gold + ' no']
         other = others[k % len(others)]
-        cands = rng.sample(others, min(7, len(others))) + [gold]; rng.shuffle(cands)
+        cands = rng.sample(others, min(7, len(others))) + [gold]
+        rng.shuffle(cands)
         echo = r['prompt'] if isinstance(r['prompt'], str) else as_messages(r['prompt'])[-1]['content']
-        out.append(dict(gold=gold, empty='', other=other, buried=', '.join(cands), wrong_format=_wrong_format(gold, others, rng),
-                        padded=gold + ' ' + ('and so on ' * (len(gold) + 4))[:10 * max(len(gold), 4)], echo=echo, constant=constant))
+        out.append(dict(gold=gold, empty='', other=other, buried=', '.join(cands),
+                        wrong_format=_wrong_format(gold, others, rng),
+                        padded=gold + ' ' + ('and so on ' * (len(gold) + 4))[:10 * max(len(gold), 4)],
+                        echo=echo, constant=constant))
     return out
 
 # %% ../nbs/06_probe.ipynb #add24c64
@@ -164,7 +182,9 @@ def probe_batch(rows:list, cands:list, kinds:tuple) -> dict:
     cols = sorted({k for r in rows for k in r} - {'prompt', 'answer'})
     for k, (r, c) in enumerate(zip(rows, cands)):
         for kind in kinds:
-            ids.append(f"{k}:{kind}"); prompts.append(r['prompt']); answers.append(r['answer'])
+            ids.append(f"{k}:{kind}")
+            prompts.append(r['prompt'])
+            answers.append(r['answer'])
             comps.append(c[kind] if isinstance(r['prompt'], str) else [dict(role='assistant', content=c[kind])])
             for col in cols: extra.setdefault(col, []).append(r.get(col))
     return dict(ids=ids, prompts=prompts, completions=comps, answer=answers, **extra)
@@ -176,17 +196,20 @@ def builtin_values(spec:Spec, batch:dict) -> dict:
             for e in spec.rewards if not e.use.startswith('reward.py:')}
 
 def totals(spec:Spec, values:dict, n:int) -> list:
-    "Normalised total per sample: TRL's weighted sum over the spec's entries, divided by the sum of weights (None -> 0)."
+    """Normalised total per sample: TRL's weighted sum over the
+    spec's entries, divided by the sum of weights (None -> 0)."""
     ws = [e.weight for e in spec.rewards]
     summed = combine([values[e.use] if e.use in values else [None] * n for e in spec.rewards], ws)
     return [0.0 if s is None else s / sum(ws) for s in summed]
 
 # %% ../nbs/06_probe.ipynb #4a2b3845
 def custom_values(spec:Spec, batch:dict, worker:RewardWorker, calls:list|None=None) -> tuple:
-    "Values of the spec's reward.py functions over `batch`: `(values by entry, results)`; stops at the first failed call."
+    """Values of the spec's reward.py functions over `batch`:
+    `(values by entry, results)`; stops at the first failed call."""
     vals, results = {}, []
     for fn in spec.custom_functions():
-        res = worker.call(fn, batch); results.append(res)
+        res = worker.call(fn, batch)
+        results.append(res)
         if calls is not None: calls.append((res.seconds, len(batch['ids'])))  # (wall seconds, completions) per call
         if not res.ok: break
         vals[f'reward.py:{fn}'] = [res.values[i] for i in batch['ids']]
@@ -194,22 +217,29 @@ def custom_values(spec:Spec, batch:dict, worker:RewardWorker, calls:list|None=No
 
 def _failed(res) -> Check:
     "The check for a failed sandbox call: types/values, errors and timeouts all carry the sandbox's reason code."
-    gate = 'latency' if res.reason == 'REWARD_TIMEOUT' else 'reward_types' if res.reason in ('REWARD_BAD_VALUE', 'REWARD_MISSING_VALUE') else 'errors'
+    gate = ('latency' if res.reason == 'REWARD_TIMEOUT'
+            else 'reward_types' if res.reason in ('REWARD_BAD_VALUE', 'REWARD_MISSING_VALUE') else 'errors')
     return Check(gate, False, res.message or REASONS.get(res.reason, res.reason), res.reason)
 
 # %% ../nbs/06_probe.ipynb #f06a5452
-GOLD_HIGH, GOLD_SHARE, MARGIN, LATENCY_S = 0.7, 0.95, 0.3, 0.02  # gold total, share of golds, gold − corruption, s per completion
+# gold total, share of golds, gold − corruption, s per completion
+GOLD_HIGH, GOLD_SHARE, MARGIN, LATENCY_S = 0.7, 0.95, 0.3, 0.02
 CALL_S = 0.5  # each call's fixed allowance: a call of n completions may take CALL_S + n * LATENCY_S seconds
 
 def check_determinism(spec, batch, first:dict, limits, calls:list|None=None) -> list:
     "Score the batch again in shuffled order in a fresh sandbox, and a few items alone; compare per id."
-    perm = list(range(len(batch['ids']))); random.Random(1).shuffle(perm)
+    perm = list(range(len(batch['ids'])))
+    random.Random(1).shuffle(perm)
     shuffled = {k: [v[i] for i in perm] for k, v in batch.items()}
     with RewardWorker(spec.root, limits=limits) as fresh: again, res = custom_values(spec, shuffled, fresh, calls)
     if len(again) < len(first): return [_failed(res[-1])]
-    diff = [(i, e) for e in first for i, a, b in zip(batch['ids'], first[e], [dict(zip(shuffled['ids'], again[e]))[i] for i in batch['ids']]) if a != b]
-    if diff: return [Check('determinism', False, f"{len(diff)} values changed when the same batch was scored again in shuffled order in a fresh sandbox "
-                           f"(e.g. {diff[0][1]} on {diff[0][0]}): rewards must be pure functions of their inputs", 'REWARD_NONDETERMINISTIC')]
+    diff = [(i, e) for e in first
+            for i, a, b in zip(batch['ids'], first[e], [dict(zip(shuffled['ids'], again[e]))[i] for i in batch['ids']])
+            if a != b]
+    if diff: return [Check('determinism', False,
+                           f"{len(diff)} values changed when the same batch was scored again in shuffled order "
+                           f"in a fresh sandbox (e.g. {diff[0][1]} on {diff[0][0]}): "
+                           "rewards must be pure functions of their inputs", 'REWARD_NONDETERMINISTIC')]
     return [Check('determinism', True, f"{len(batch['ids'])} values identical in shuffled order, fresh sandbox")]
 
 def check_statefulness(spec, batch, first:dict, worker, k:int=3, calls:list|None=None) -> Check:
@@ -220,7 +250,8 @@ def check_statefulness(spec, batch, first:dict, worker, k:int=3, calls:list|None
         if len(alone) < len(first): return _failed(res[-1])
         for e in first:
             if alone[e][0] != first[e][j]:
-                return Check('statefulness', False, f"{e} gave {first[e][j]} for {batch['ids'][j]} inside a batch but {alone[e][0]} alone: "
+                return Check('statefulness', False,
+                             f"{e} gave {first[e][j]} for {batch['ids'][j]} inside a batch but {alone[e][0]} alone: "
                              "a reward must not depend on earlier calls or on batch position", 'REWARD_STATEFUL')
     return Check('statefulness', True, f"{k} items scored alone match their batch values")
 
@@ -239,25 +270,33 @@ def check_latency(calls:list) -> Check:
 def check_scores(tot:list, rows:int, kinds:tuple, cands:list) -> list:
     "Variance, gold sanity and discrimination from normalised totals laid out row by row, kind by kind."
     if statistics.pstdev(tot) < 1e-9:
-        return [Check('variance', False, f"every completion (gold and corrupted) scores {tot[0]:.2f}: the reward carries no signal", 'REWARD_CONSTANT')]
+        return [Check('variance', False,
+                      f"every completion (gold and corrupted) scores {tot[0]:.2f}: the reward carries no signal",
+                      'REWARD_CONSTANT')]
     by = {kind: [tot[r * len(kinds) + j] for r in range(rows)] for j, kind in enumerate(kinds)}
-    gold = by['gold']; share = sum(g >= GOLD_HIGH for g in gold) / rows
+    gold = by['gold']
+    share = sum(g >= GOLD_HIGH for g in gold) / rows
     out = [Check('variance', True, f"totals range {min(tot):.2f}-{max(tot):.2f}")]
     if share < GOLD_SHARE:
-        return out + [Check('gold', False, f"only {share:.0%} of gold answers score at least {GOLD_HIGH} (mean {statistics.mean(gold):.2f}); "
+        return out + [Check('gold', False,
+                            f"only {share:.0%} of gold answers score at least {GOLD_HIGH} "
+                            f"(mean {statistics.mean(gold):.2f}); "
                             f"at least {GOLD_SHARE:.0%} must: the reward must pay the right answer", 'REWARD_GOLD_LOW')]
     out.append(Check('gold', True, f"{share:.0%} of gold answers score at least {GOLD_HIGH}"))
     g = statistics.mean(gold)
     for kind in kinds[1:]:
         vals = [by[kind][r] for r in range(rows) if cands[r][kind] != cands[r]['gold']]
         if vals and g - statistics.mean(vals) < MARGIN:
-            return out + [Check('discrimination', False, f"gold answers score {g:.2f} on average; '{kind}' ({CORRUPTION_TEXT[kind]}) scores "
-                                f"{statistics.mean(vals):.2f}: gold must beat every corruption by {MARGIN}", 'REWARD_NOT_DISCRIMINATIVE')]
+            return out + [Check('discrimination', False,
+                                f"gold answers score {g:.2f} on average; '{kind}' ({CORRUPTION_TEXT[kind]}) scores "
+                                f"{statistics.mean(vals):.2f}: gold must beat every corruption by {MARGIN}",
+                                'REWARD_NOT_DISCRIMINATIVE')]
     return out + [Check('discrimination', True, f"gold {g:.2f} beats every corruption by at least {MARGIN}")]
 
-CORRUPTION_TEXT = dict(empty='an empty answer', other="another sample's answer", buried='the gold buried among 8 candidates',
-                       wrong_format='a wrong answer in the right format', padded='the gold padded to 10x its length',
-                       echo='the prompt echoed', constant='one constant answer')
+CORRUPTION_TEXT = dict(empty='an empty answer', other="another sample's answer",
+                       buried='the gold buried among 8 candidates', wrong_format='a wrong answer in the right format',
+                       padded='the gold padded to 10x its length', echo='the prompt echoed',
+                       constant='one constant answer')
 
 # %% ../nbs/06_probe.ipynb #8f9e4898
 def check_rewards(spec:Spec, rows:list, worker:RewardWorker, limits:Limits=Limits(), seed:int=0) -> list:
@@ -303,13 +342,14 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cach
     except WeightsUnavailable as e:  # the gate could not run: say so, never count it as passed
         return Check('saturation', True, f"not checked: the student's weights are not here ({str(e)[:160]})",
                      checked=False)
-    sub, G = random.Random(seed + 1).sample(rows, min(SAT_ROWS, len(rows))), min(SAT_GROUP, spec.grpo['num_generations'])
+    sub = random.Random(seed + 1).sample(rows, min(SAT_ROWS, len(rows)))
+    G = min(SAT_GROUP, spec.grpo['num_generations'])
     done = None
     if cache and not spec.custom_functions():   # agent code may not be a pure function: always sampled afresh
         done = cache_dir() / 'probe' / 'saturation' / f'{_saturation_key(spec, sub, G, seed)}.json'
         if done.exists(): return Check(**json.loads(done.read_text()))   # sampled the same way: the same verdict
-    texts = complete(model, tok, [r['prompt'] for r in sub for _ in range(G)], temperature=spec.grpo['temperature'], seed=seed,
-                     max_new_tokens=spec.grpo['max_completion_length'], system_prompt=spec.system_prompt)
+    texts = complete(model, tok, [r['prompt'] for r in sub for _ in range(G)], temperature=spec.grpo['temperature'],
+                     seed=seed, max_new_tokens=spec.grpo['max_completion_length'], system_prompt=spec.system_prompt)
     cands = [dict(gold=t) for t in texts]
     batch = probe_batch([r for r in sub for _ in range(G)], cands, ('gold',))
     values = builtin_values(spec, batch)
@@ -320,8 +360,10 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cach
     tot = totals(spec, values, len(texts))
     rate = sum(t >= PASS for t in tot) / len(tot)
     flat = sum(len({round(t, 9) for t in tot[i:i + G]}) == 1 for i in range(0, len(tot), G)) / len(sub)
-    why = f"the untrained student passes {rate:.0%} of {len(tot)} samples ({len(sub)} prompts x {G}); {flat:.0%} of groups have zero variance"
-    if rate < 0.02: out = Check('saturation', False, why + ": too hard (easier params, partial credit)", 'SATURATED_NEVER')
+    why = (f"the untrained student passes {rate:.0%} of {len(tot)} samples ({len(sub)} prompts x {G}); "
+           f"{flat:.0%} of groups have zero variance")
+    if rate < 0.02:
+        out = Check('saturation', False, why + ": too hard (easier params, partial credit)", 'SATURATED_NEVER')
     elif rate > 0.98: out = Check('saturation', False, why + ": already solved (harder params)", 'SATURATED_ALWAYS')
     elif flat > 0.9: out = Check('saturation', False, why + ": GRPO would see almost no advantage", 'SATURATED_GROUPS')
     else: out = Check('saturation', True, why)
@@ -331,12 +373,15 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cach
 # %% ../nbs/06_probe.ipynb #b309eddb
 def _schema_check(e:SpecError) -> Check:
     probs = e.problems
-    msg = '; '.join(f"{p.field}: {p.message}" for p in probs[:8]) + (f"; ... {len(probs) - 8} more" if len(probs) > 8 else '')
+    msg = '; '.join(f"{p.field}: {p.message}" for p in probs[:8])
+    msg += f"; ... {len(probs) - 8} more" if len(probs) > 8 else ''
     return Check('schema', False, msg, probs[0].code)
 
 def _timed(gate, *args, **kw) -> list:
     "Run a gate; return its checks as a list, the last one carrying the gate's wall time."
-    t = time.monotonic(); out = gate(*args, **kw); out = out if isinstance(out, list) else [out]
+    t = time.monotonic()
+    out = gate(*args, **kw)
+    out = out if isinstance(out, list) else [out]
     out[-1].seconds = round(time.monotonic() - t, 4)
     return out
 
@@ -346,13 +391,17 @@ def validate(path, brief:str|None=None, attempt:int|None=None, hidden_root=None,
     t0 = time.monotonic()
     try: spec = load_spec(path)
     except SpecError as e: return _report([_schema_check(e)], t0, attempt)
-    checks = [Check('schema', True, f"{spec.name}: brief {spec.brief}, student {spec.student}, {len(spec.rewards)} reward entries",
+    checks = [Check('schema', True,
+                    f"{spec.name}: brief {spec.brief}, student {spec.student}, {len(spec.rewards)} reward entries",
                     seconds=round(time.monotonic() - t0, 4))]
     if brief and spec.brief != brief:
-        return _report(checks + [Check('brief', False, f"the spec answers brief {spec.brief!r}; this episode's brief is {brief!r}", 'BRIEF_MISMATCH')], t0, attempt)
+        return _report(checks + [Check('brief', False,
+                                       f"the spec answers brief {spec.brief!r}; this episode's brief is {brief!r}",
+                                       'BRIEF_MISMATCH')], t0, attempt)
     try: rows = load_rows(spec, hidden_root=hidden_root)
     except SpecError as e: return _report(checks + [_schema_check(e)], t0, attempt)
-    for gate, args in ((check_hyperparameters, (spec, rows)), (check_dataset, (spec, rows)), (check_leakage, (spec, rows, hidden_root))):
+    for gate, args in ((check_hyperparameters, (spec, rows)), (check_dataset, (spec, rows)),
+                       (check_leakage, (spec, rows, hidden_root))):
         checks += _timed(gate, *args)
     with RewardWorker(spec.root, limits=limits) as worker:
         checks += _timed(check_rewards, spec, rows, worker, limits)

@@ -46,7 +46,8 @@ def reward_components(
 # %% ../nbs/12a_report.ipynb #64616fe9
 def _axes(w:float=6.4, h:float=3.4):
     "A fresh figure (object API, Agg-rendered on save) and its one axes."
-    fig = Figure(figsize=(w, h)); return fig, fig.subplots()
+    fig = Figure(figsize=(w, h))
+    return fig, fig.subplots()
 
 def plot_reward(
     rows:Sequence[dict], # metrics rows
@@ -62,8 +63,11 @@ def plot_reward(
         ax.plot(steps, ys, lw=1.2, label=f'{getattr(w, k):.2f} × {k}')
     if reference_peak is not None:
         ax.axhline(reference_peak, ls='--', c='grey', lw=1, label=f'reference peak ~{reference_peak:.2f}')
-    ax.set_xlabel('outer step'); ax.set_ylabel('reward'); ax.set_ylim(bottom=0)
-    ax.legend(fontsize=7, loc='upper left'); ax.grid(alpha=0.3)
+    ax.set_xlabel('outer step')
+    ax.set_ylabel('reward')
+    ax.set_ylim(bottom=0)
+    ax.legend(fontsize=7, loc='upper left')
+    ax.grid(alpha=0.3)
     return save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #0ff0f95c
@@ -72,12 +76,16 @@ def plot_attempts(
     path, # where to write the PNG
 )->Path:
     "Plot mean submission attempts and the first-try validation rate per step."
-    steps = _series(rows, 'step'); fig, ax = _axes()
+    steps = _series(rows, 'step')
+    fig, ax = _axes()
     ax.plot(steps, _series(rows, 'attempts_mean'), 'C0-o', ms=3, label='mean attempts')
-    ax.set_xlabel('outer step'); ax.set_ylabel('attempts per episode', color='C0'); ax.grid(alpha=0.3)
+    ax.set_xlabel('outer step')
+    ax.set_ylabel('attempts per episode', color='C0')
+    ax.grid(alpha=0.3)
     ax2 = ax.twinx()
     ax2.plot(steps, _series(rows, 'validation_first_try_rate'), 'C1-s', ms=3, label='first-try validation rate')
-    ax2.set_ylabel('first-try rate', color='C1'); ax2.set_ylim(0, 1.05)
+    ax2.set_ylabel('first-try rate', color='C1')
+    ax2.set_ylim(0, 1.05)
     fig.legend(fontsize=7, loc='upper center', ncol=2)
     return save_png(fig, path)
 
@@ -94,7 +102,9 @@ def plot_uplift_by_family(
         ax.plot(steps, [_num((r.get('uplift_by_family') or {}).get(f)) for r in rows], '-o', ms=3, label=f)
     if not fams: ax.text(0.5, 0.5, 'no uplift recorded', ha='center', va='center', transform=ax.transAxes)
     else: ax.legend(fontsize=7)
-    ax.set_xlabel('outer step'); ax.set_ylabel('mean uplift'); ax.grid(alpha=0.3)
+    ax.set_xlabel('outer step')
+    ax.set_ylabel('mean uplift')
+    ax.grid(alpha=0.3)
     return save_png(fig, path)
 
 # %% ../nbs/12a_report.ipynb #7f3067a1
@@ -115,7 +125,8 @@ def plot_policy(
             opts = list(dict.fromkeys(o for r in rows for o in r['policy'].get(b, {}).get(k, {})))
             for o in opts:
                 ax.plot(steps, [_num(r['policy'].get(b, {}).get(k, {}).get(o)) for r in rows], '-', lw=1.2, label=o)
-            ax.set_ylim(0, 1); ax.grid(alpha=0.3)
+            ax.set_ylim(0, 1)
+            ax.grid(alpha=0.3)
             if i == 0: ax.set_title(k, fontsize=8)
             if j == 0: ax.set_ylabel(b, fontsize=7)
             if i == len(briefs) - 1: ax.legend(fontsize=6, loc='upper left')
@@ -148,7 +159,8 @@ def md_table(
         return 'text' if vs and all(isinstance(v, str) for v in vs) else 'num'
     kinds = {k: kind(k) for k in columns}
     dg = lambda k: None if kinds[k] == 'int' else (digits.get(k, 3) if isinstance(digits, dict) else digits)
-    out = ['| ' + ' | '.join(columns.values()) + ' |', '|' + ''.join(':---|' if kinds[k] == 'text' else '---:|' for k in columns)]
+    out = ['| ' + ' | '.join(columns.values()) + ' |',
+           '|' + ''.join(':---|' if kinds[k] == 'text' else '---:|' for k in columns)]
     out += ['| ' + ' | '.join(_cell(r.get(k), dg(k)) for k in columns) + ' |' for r in rows]
     return '\n'.join(out)
 
@@ -157,7 +169,8 @@ def _pick(rows:Sequence[dict], max_rows:int)->list[int]:
     "Indices of at most ~`max_rows` evenly spaced rows, always with the first, last and peak-reward rows."
     n = len(rows)
     if n <= max_rows: return list(range(n))
-    peak = int(np.nanargmax(_series(rows, 'reward_mean'))) if any(not math.isnan(x) for x in _series(rows, 'reward_mean')) else 0
+    rew = _series(rows, 'reward_mean')
+    peak = int(np.nanargmax(rew)) if any(not math.isnan(x) for x in rew) else 0
     return sorted({int(round(x)) for x in np.linspace(0, n - 1, max_rows - 1)} | {peak})
 
 # %% ../nbs/12a_report.ipynb #27f3e732
@@ -173,7 +186,8 @@ def summarize(
     out = [f"- Outer steps recorded: {len(rows)} (step {st(0)} to {st(-1)}).",
            f"- Mean episode reward at step {st(0)}: {fmt(rew[0])}; at step {st(-1)}: {fmt(rew[-1])}."]
     if any(not math.isnan(x) for x in rew):
-        p = int(np.nanargmax(rew)); side = 'at or above' if rew[p] >= reference_peak else 'below'
+        p = int(np.nanargmax(rew))
+        side = 'at or above' if rew[p] >= reference_peak else 'below'
         out.append(f"- Peak mean reward: {fmt(rew[p])} at step {st(p)}. The reference reported a ~{reference_peak:.2f} "
                    f"peak (54 outer steps, a 35B agent, real students); this run's peak is {side} that line.")
     if any('episodes' in r for r in rows):  # what ran: the reward above is over graded episodes only
@@ -190,7 +204,8 @@ def summarize(
     out.append(f"- First-try validation rate: {fmt(ft[0])} at step {st(0)}, {fmt(ft[-1])} at step {st(-1)}.")
     sd = _series(rows, 'reward_std_group')
     if any(not math.isnan(x) for x in sd):
-        out.append(f"- Steps with zero within-group reward spread (no GRPO signal): {sum(x == 0 for x in sd)} of {len(rows)}.")
+        out.append("- Steps with zero within-group reward spread (no GRPO signal): "
+                   f"{sum(x == 0 for x in sd)} of {len(rows)}.")
     return out
 
 # %% ../nbs/12a_report.ipynb #28344084
@@ -202,14 +217,17 @@ def _transfer_section(run_dir:Path, plots:Path)->list[str]:
     path = run_dir / 'transfer.json'
     if not path.exists(): return []
     try:
-        t = json.loads(path.read_text()); table, v = t['table'], t['verdict']
+        t = json.loads(path.read_text())
+        table, v = t['table'], t['verdict']
         rows, text = [dict(r, ci=f"{r['lo']:.3f}–{r['hi']:.3f}") for r in table], verdict_text(v)
     except (ValueError, KeyError, TypeError) as e:
         warnings.warn(f"{path}: unreadable, transfer section skipped ({e})")
-        return ['## Transfer', '', f'`transfer.json` could not be read ({type(e).__name__}); no transfer numbers shown.', '']
+        return ['## Transfer', '',
+                f'`transfer.json` could not be read ({type(e).__name__}); no transfer numbers shown.', '']
     plot_transfer(table, plots / 'transfer.png')
     return ['## Transfer', '', f"Held out of outer-loop training: {', '.join(v['held'])}. Fresh evaluation seeds; "
-            'means of the episode reward with percentile-bootstrap intervals.', '', md_table(rows, TRANSFER_COLUMNS), '',
+            'means of the episode reward with percentile-bootstrap intervals.', '',
+            md_table(rows, TRANSFER_COLUMNS), '',
             '![transfer](plots/transfer.png)', '', text, '']
 
 # %% ../nbs/12a_report.ipynb #0727f5b8
@@ -264,15 +282,18 @@ def write_report(
     max_rows:int=25, # the metrics table shows at most about this many steps
 )->Path: # run_dir/report.md
     "Write run_dir/report.md: why the run stopped (if it did), plots, summary, metrics table, the transfer verdict."
-    run_dir = Path(run_dir); stopped = _stopped_section(run_dir)
+    run_dir = Path(run_dir)
+    stopped = _stopped_section(run_dir)
     rows = read_metrics(run_dir) if (run_dir / 'metrics.jsonl').exists() or not stopped else []
     head = [f'# {title}', '', f'Run `{run_dir.name}`; generated {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC from '
             '`metrics.jsonl`.', '', *stopped]
     if not rows and stopped:
         return write_atomic(run_dir / 'report.md', '\n'.join(head + ['No outer step finished.', '']))
     if not rows: raise ValueError(f"{run_dir / 'metrics.jsonl'} has no complete rows: nothing to report")
-    plots = run_dir / 'plots'; w = get_weights(weights)
-    plot_reward(rows, plots / 'reward.png', w); plot_attempts(rows, plots / 'attempts.png')
+    plots = run_dir / 'plots'
+    w = get_weights(weights)
+    plot_reward(rows, plots / 'reward.png', w)
+    plot_attempts(rows, plots / 'attempts.png')
     plot_uplift_by_family(rows, plots / 'uplift_by_family.png')
     probe = ['## Policy probe', '', 'The probability the policy gave each option of each knob, read by teacher forcing '
              'before each step\'s update (`outer.policy_probe`: no sampling noise); the other knobs as the heuristic '
@@ -280,13 +301,15 @@ def write_report(
              '', '![policy](plots/policy.png)', ''] if any(r.get('policy') for r in rows) else []
     if probe: plot_policy(rows, plots / 'policy.png')
     idx = _pick(rows, max_rows)
-    note = '' if len(idx) == len(rows) else f' ({len(idx)} of {len(rows)} steps shown, evenly spaced with the peak; all in `metrics.jsonl`)'
+    note = ('' if len(idx) == len(rows)
+            else f' ({len(idx)} of {len(rows)} steps shown, evenly spaced with the peak; all in `metrics.jsonl`)')
     md = head + ['## Summary', '', *summarize(rows), '', *_curve_section(run_dir, plots), '## Reward', '',
           f'Means over graded episodes. Components use the weights {w.validation:.2f} × validation + '
           f'{w.uplift:.2f} × uplift + {w.speed:.2f} × speed on each step\'s means.', '',
           '![reward](plots/reward.png)', '',
           '## Validation attempts', '',
-          '![attempts](plots/attempts.png)', '', '## Uplift by family', '', '![uplift by family](plots/uplift_by_family.png)', '',
+            '![attempts](plots/attempts.png)', '', '## Uplift by family', '',
+            '![uplift by family](plots/uplift_by_family.png)', '',
           *probe, *_transfer_section(run_dir, plots), '## Metrics' + note, '',
           md_table([_with_counts(rows[i]) for i in idx], METRIC_COLUMNS, digits={'seconds': 1}), '']
     return write_atomic(run_dir / 'report.md', '\n'.join(md))

@@ -19,20 +19,23 @@ from .tasks import generate, hidden_keys
 __all__ = ['RESERVED_COLUMNS', 'ROLES', 'NUMERIC_EXACT', 'EXAMPLE_REWARDS', 'load_rows', 'example_doc', 'example_spec']
 
 # %% ../nbs/04b_rows.ipynb #63608e1c
-RESERVED_COLUMNS = ('prompts', 'completions', 'completion', 'completion_ids', 'trainer_state', 'log_extra', 'log_metric',
-                    'environments', 'environment', 'image', 'images')
+RESERVED_COLUMNS = ('prompts', 'completions', 'completion', 'completion_ids', 'trainer_state', 'log_extra',
+                    'log_metric', 'environments', 'environment', 'image', 'images')
 ROLES = ('system', 'user', 'assistant')
 
 def _flat(v:Any, depth:int=0) -> bool:
     "True for a JSON scalar or a (nested) list of them."
-    return v is None or isinstance(v, (bool, int, float, str)) or (isinstance(v, list) and depth < 5 and all(_flat(x, depth + 1) for x in v))
+    return (v is None or isinstance(v, (bool, int, float, str))
+            or (isinstance(v, list) and depth < 5 and all(_flat(x, depth + 1) for x in v)))
 
 def _prompt_problem(p:Any) -> str|None:
     "Why `p` is not a prompt (non-empty text, or messages ending with a user turn), or None."
     if isinstance(p, str): return None if p.strip() else 'prompt is empty'
-    if not isinstance(p, list) or not p: return f"prompt: got {show_value(p)}; expected text or a non-empty list of {{role, content}} messages"
+    if not isinstance(p, list) or not p:
+        return f"prompt: got {show_value(p)}; expected text or a non-empty list of {{role, content}} messages"
     for j, m in enumerate(p):
-        if not (isinstance(m, dict) and set(m) == {'role', 'content'} and m['role'] in ROLES and isinstance(m['content'], str)):
+        if not (isinstance(m, dict) and set(m) == {'role', 'content'} and m['role'] in ROLES
+                and isinstance(m['content'], str)):
             return f"prompt[{j}]: got {show_value(m)}; expected {{\"role\": one of {list(ROLES)}, \"content\": text}}"
     if p[-1]['role'] != 'user': return f"prompt ends with a {p[-1]['role']!r} turn; the last message must be the user's"
 
@@ -42,11 +45,13 @@ def _row_problem(row:Any) -> str|None:
     if not isinstance(row, dict): return f"got {show_value(row)}; expected a JSON object with prompt and answer"
     if (missing := [k for k in ('prompt', 'answer') if k not in row]): return f"missing {missing}"
     if (why := _prompt_problem(row['prompt'])): return why
-    if not isinstance(row['answer'], str): return f"answer: got {show_value(row['answer'])}; expected text (write \"12\", not 12)"
+    if not isinstance(row['answer'], str):
+        return f"answer: got {show_value(row['answer'])}; expected text (write \"12\", not 12)"
     for k, v in row.items():
         if k in ('prompt', 'answer'): continue
         if k in RESERVED_COLUMNS or not k.isidentifier() or keyword.iskeyword(k):
-            return f"column {show_value(k, 40)} is not allowed: columns must be Python identifiers other than {', '.join(RESERVED_COLUMNS)}"
+            return (f"column {show_value(k, 40)} is not allowed: "
+                    f"columns must be Python identifiers other than {', '.join(RESERVED_COLUMNS)}")
         if not _flat(v): return f"column {k}: got {show_value(v)}; expected a JSON scalar or a list (no objects)"
 
 def _no_constant(c:str): raise ValueError(f"{c} is not allowed")
@@ -56,27 +61,33 @@ def _read_train(spec:Spec, q:dict) -> list:
     "The rows of the spec's `data.train` file, all checked; raise SpecError naming bad lines."
     rel = spec.data['train']
     try: text = read_spec_file(spec.root, rel, q['max_file_bytes']).decode('utf-8')
-    except UnicodeDecodeError as e: raise SpecError([Problem(rel, f"is not UTF-8 (byte {e.start})", 'DATA_BAD_ROW')]) from None
+    except UnicodeDecodeError as e:
+        raise SpecError([Problem(rel, f"is not UTF-8 (byte {e.start})", 'DATA_BAD_ROW')]) from None
     rows, probs, cols = [], [], None
     for ln, line in enumerate(text.split('\n'), 1):
         if not line.strip(): continue
         if len(rows) >= q['max_rows']:
-            probs.append(Problem(rel, f"has more than {q['max_rows']} rows", 'QUOTA_EXCEEDED')); break
+            probs.append(Problem(rel, f"has more than {q['max_rows']} rows", 'QUOTA_EXCEEDED'))
+            break
         try: row = json.loads(line, parse_constant=_no_constant)
         except (ValueError, RecursionError) as e: why, row = f"not valid JSON: {show_value(str(e), 120)}", None
         else: why = _row_problem(row)
         if why is None and cols is not None and set(row) != cols:
             why = f"has columns {sorted(row)} but the first row has {sorted(cols)}; every row needs the same columns"
         if why: probs.append(Problem(f"{rel}:{ln}", f"line {ln}: {why}", 'DATA_BAD_ROW'))
-        else: rows.append(row); cols = set(row) if cols is None else cols
-        if len(probs) >= 20: probs.append(Problem(rel, 'stopped after 20 bad rows', 'DATA_BAD_ROW')); break
+        else:
+            rows.append(row)
+            cols = set(row) if cols is None else cols
+        if len(probs) >= 20:
+            probs.append(Problem(rel, 'stopped after 20 bad rows', 'DATA_BAD_ROW'))
+            break
     if not rows and not probs: probs.append(Problem(rel, 'has no rows', 'DATA_BAD_ROW'))
     if probs: raise SpecError(probs)
     return rows
 
 # %% ../nbs/04b_rows.ipynb #c3fc9fa2
 def load_rows(spec:Spec, # a spec from load_spec
-              hidden_root:str|Path|None=None, # the platform data dir holding the hidden splits (default: tasks.data_dir())
+              hidden_root:str|Path|None=None, # the platform data dir of the hidden splits (default: tasks.data_dir())
               quotas:dict|None=None, # overrides of QUOTAS
              ) -> list: # rows {prompt, answer, ...extra columns}
     "The spec's training rows: its data/*.jsonl checked row by row, or the family's generator minus the hidden split."
@@ -84,7 +95,8 @@ def load_rows(spec:Spec, # a spec from load_spec
     g, fam = spec.data['generate'], get_family(spec.brief)
     try: items = generate(fam, g['n'], g['seed'], g['params'], exclude=hidden_keys(fam, root=hidden_root))
     except (ValueError, TypeError) as e:  # TypeError: a generator that cannot take these (validated) params
-        raise SpecError([Problem('data.generate', safe_text(f'{type(e).__name__}: {e}'), 'DATA_GENERATE_FAILED')]) from None
+        raise SpecError([Problem('data.generate', safe_text(f'{type(e).__name__}: {e}'),
+                                 'DATA_GENERATE_FAILED')]) from None
     return [dict(prompt=i.prompt, answer=i.answer) for i in items]
 
 # %% ../nbs/04b_rows.ipynb #c563766e

@@ -27,7 +27,8 @@ __all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'train_stage', 'transfer_
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
     "Append one line to `out/events.jsonl`."
-    with open(Path(out) / 'events.jsonl', 'a') as f: f.write(json.dumps(dict(t=round(time.time(), 3), event=name, **detail)) + '\n')
+    with open(Path(out) / 'events.jsonl', 'a') as f:
+        f.write(json.dumps(dict(t=round(time.time(), 3), event=name, **detail)) + '\n')
 
 # %% ../nbs/13_run.ipynb #09eb12dd
 def _env(cfg:RunConfig, out:Path, library=None) -> EpisodeEnv:
@@ -37,7 +38,8 @@ def _env(cfg:RunConfig, out:Path, library=None) -> EpisodeEnv:
 def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneRecipe(),
                 library=None) -> tuple: # library: an experience library (lesson 09b) its validated specs go to
     "Train the tiny agent with the outer loop (or resume it); return (agent, metrics rows)."
-    out = absolute(out); event(out, 'outer_start', steps=cfg.steps)
+    out = absolute(out)
+    event(out, 'outer_start', steps=cfg.steps)
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, _env(cfg, out, library), step=step)
@@ -61,10 +63,12 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
 def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneRecipe=CloneRecipe(),
                    library=None) -> dict: # library: as in train_stage
     "Evaluate trained, untrained and scripted agents on fresh briefs; write transfer.json; return the verdict."
-    out = absolute(out); event(out, 'transfer_start')
+    out = absolute(out)
+    event(out, 'transfer_start')
     train_fams, held = split_families(cfg.holdout)
     fams = held + [f for f in cfg.eval_trained if f in train_fams]
-    agents = dict(trained=trained, untrained=load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained'),
+    untrained = load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained')
+    agents = dict(trained=trained, untrained=untrained,
                   **{f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')})
     def run_fn(agent, jobs):  # the same pool as the outer stage: a spec both stages trained is one job
         recs = run_episodes(agent, jobs, out / 'transfer', _env(cfg, out, library), tag=agent_name(agents, agent))
@@ -73,7 +77,8 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
         return recs
     res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed), run_fn)
     v = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic'])
-    write_transfer(out, transfer_table(res, held), v); event(out, 'transfer_end')
+    write_transfer(out, transfer_table(res, held), v)
+    event(out, 'transfer_end')
     return v
 
 def agent_name(agents:dict, agent) -> str: return next(k for k, a in agents.items() if a is agent)
@@ -101,7 +106,8 @@ def _free_gb(places:dict) -> dict:
     "Free GB per filesystem, labelled by the places (name -> folder, existing or not) that live on it."
     by_dev = {}
     for name, p in places.items():
-        p = _existing(p); by_dev.setdefault(os.stat(p).st_dev, [p, []])[1].append(name)
+        p = _existing(p)
+        by_dev.setdefault(os.stat(p).st_dev, [p, []])[1].append(name)
     return {', '.join(names): round(shutil.disk_usage(p).free / 1e9, 1) for p, names in by_dev.values()}
 
 def _sum(xs:list) -> float|None: return None if any(x is None for x in xs) else sum(xs)  # unknown stays unknown
@@ -112,7 +118,8 @@ def _sandbox_check() -> tuple:
     from agentforge.sandbox import SandboxUnsafe, ensure_safe, sandbox_mode
     try:
         if sandbox_mode() == 'bwrap':
-            ensure_safe(); return True, 'bubblewrap: agent code runs in the sandbox (canary run clean)'
+            ensure_safe()
+            return True, 'bubblewrap: agent code runs in the sandbox (canary run clean)'
     except SandboxUnsafe as e: return False, f'the sandbox is not safe here: {e}'
     return False, ('bubblewrap is NOT installed: agent-written reward code runs in the WEAK mode (a plain subprocess '
                    'that can read your files). Install it: sudo apt-get install bubblewrap   (or: make setup-system)')
@@ -156,11 +163,13 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
 def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clone:CloneRecipe=CloneRecipe(),
              library=None) -> Path: # library: an experience library (lesson 09b) every validated spec goes to
     "Run (or resume) the two-loop experiment in `out`; return the report's path. Too many dead jobs stop it, loudly."
-    out = absolute(out); freeze(cfg, out)
+    out = absolute(out)
+    freeze(cfg, out)
     say = (lambda *a: print(*a, file=sys.stderr)) if progress else (lambda *a: None)
     train_fams, held = split_families(cfg.holdout)
     say(f"agentforge two-loop run in {out}/  (Ctrl-C is safe: the same command resumes)\n"
-        f"  outer loop: {cfg.steps} steps x {cfg.outer.briefs_per_step} briefs x {cfg.outer.group_size} episodes on {', '.join(train_fams)}\n"
+        f"  outer loop: {cfg.steps} steps x {cfg.outer.briefs_per_step} briefs x {cfg.outer.group_size} episodes "
+        f"on {', '.join(train_fams)}\n"
         f"  held out: {', '.join(held)}; reward weights: {cfg.weights}")
     event(out, 'run_start', steps=cfg.steps)
     try:

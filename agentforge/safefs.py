@@ -31,7 +31,9 @@ def not_plain(st:os.stat_result) -> tuple|None:
 
 class Unsafe(ValueError):
     "A file that must not be read: `code` is a reason code of the spec contract, `why` says it in words."
-    def __init__(self, code:str, why:str): super().__init__(why); self.code, self.why = code, why
+    def __init__(self, code:str, why:str):
+        super().__init__(why)
+        self.code, self.why = code, why
 
 class Refused(OSError):
     "A folder on the way that is missing, a link or not a folder; `rel` names it, `missing` says which."

@@ -26,12 +26,14 @@ def parse_arguments(raw) -> dict:
 def _text(content) -> str:
     "Message content as text: a string, JSON for anything else, or the text parts of an OpenAI content list."
     if content is None or isinstance(content, str): return content or ''
-    if isinstance(content, list) and all(isinstance(p, dict) for p in content): return ''.join(p.get('text', '') for p in content)
+    if isinstance(content, list) and all(isinstance(p, dict) for p in content):
+        return ''.join(p.get('text', '') for p in content)
     return json.dumps(content, ensure_ascii=False)
 
 # %% ../nbs/09a_served.ipynb #a3bcaccd
 def to_wire(messages:list[dict]) -> list[dict]:
-    "Convert our transcript to OpenAI messages: JSON-text arguments, an id on every call, `tool_call_id` on every reply."
+    """Convert our transcript to OpenAI messages: JSON-text
+    arguments, an id on every call, `tool_call_id` on every reply."""
     out, pending = [], []                                    # pending: ids of calls not answered yet
     for i, m in enumerate(messages):
         w = dict(role=m['role'], content=_text(m.get('content')))
@@ -48,7 +50,8 @@ def to_wire(messages:list[dict]) -> list[dict]:
 
 # %% ../nbs/09a_served.ipynb #9cdfa17e
 def from_wire(messages:list[dict]) -> list[dict]:
-    "Convert OpenAI messages to our transcript: dict arguments, each tool reply named after its call; ValueError if malformed."
+    """Convert OpenAI messages to our transcript: dict arguments,
+    each tool reply named after its call; ValueError if malformed."""
     out, names = [], {}
     for m in messages:
         t = dict(role=m['role'], content=_text(m.get('content')))
@@ -56,7 +59,8 @@ def from_wire(messages:list[dict]) -> list[dict]:
             t['tool_calls'] = [dict(id=c.get('id'), type='function', function=dict(name=c['function']['name'],
                                arguments=parse_arguments(c['function'].get('arguments')))) for c in m['tool_calls']]
             names.update({c['id']: c['function']['name'] for c in t['tool_calls']})
-        if m['role'] == 'tool': t.update(tool_call_id=m.get('tool_call_id'), name=m.get('name') or names.get(m.get('tool_call_id'), ''))
+        if m['role'] == 'tool':
+            t.update(tool_call_id=m.get('tool_call_id'), name=m.get('name') or names.get(m.get('tool_call_id'), ''))
         out.append(t)
     return out
 
@@ -71,12 +75,13 @@ _HINTS = {None: 'is `vllm serve` / `ollama serve` running there? start it, or pa
 def _unavailable(url, status, detail, tries, secret) -> AgentUnavailable:
     "The AgentUnavailable for a failed request, scrubbed of `secret`."
     what = f'cannot reach {url}' if status is None else f'{url} answered HTTP {status}'
-    msg = f"{what} after {tries} {'try' if tries == 1 else 'tries'}: {detail[:300]}; " + _HINTS.get(status, 'see the server log')
+    msg = (f"{what} after {tries} {'try' if tries == 1 else 'tries'}: {detail[:300]}; "
+           + _HINTS.get(status, 'see the server log'))
     return AgentUnavailable(msg.replace(secret, '***') if secret else msg)
 
 # %% ../nbs/09a_served.ipynb #aef8f2aa
-def post_json(url:str, body:dict, headers:dict|None=None, timeout:float=60.0, # where; the JSON body; extra headers; seconds per try
-              retries:int=2, backoff:float=0.5, secret:str|None=None) -> dict: # retries of transient errors; first wait (s); text never shown
+def post_json(url:str, body:dict, headers:dict|None=None, timeout:float=60.0, # where; JSON body; headers; s/try
+              retries:int=2, backoff:float=0.5, secret:str|None=None) -> dict: # retries; first wait; never shown
     "POST `body` as JSON and return the JSON reply; retry connection errors, 429 and 5xx; raise AgentUnavailable."
     data = json.dumps(body, ensure_ascii=False).encode()
     for tries in range(1, retries + 2):
@@ -98,13 +103,15 @@ def post_json(url:str, body:dict, headers:dict|None=None, timeout:float=60.0, # 
 def parse_reply(reply:dict) -> Turn:
     "Turn an OpenAI chat.completion reply into a Turn; a call with bad arguments is dropped and named in `error`."
     try: msg = reply['choices'][0]['message']
-    except (KeyError, IndexError, TypeError): raise AgentUnavailable(f'not a chat completion (no choices[0].message): {str(reply)[:200]}') from None
+    except (KeyError, IndexError, TypeError):
+        raise AgentUnavailable(f'not a chat completion (no choices[0].message): {str(reply)[:200]}') from None
     text, calls, errors, raws = _text(msg.get('content')), [], [], []
     for k, c in enumerate(msg.get('tool_calls') or [], 1):           # numbered from 1, as parse_tool_calls does
         fn = c.get('function') or {}
         raws.append(str(fn.get('arguments') or ''))
         try: calls.append(ToolCall(str(fn['name']), parse_arguments(fn.get('arguments'))))
-        except (KeyError, ValueError) as e: errors.append(f"tool call {k} ({fn.get('name', '?')}) has invalid arguments: {e}")
+        except (KeyError, ValueError) as e:
+            errors.append(f"tool call {k} ({fn.get('name', '?')}) has invalid arguments: {e}")
     usage = reply.get('usage') or {}
     tokens = usage.get('completion_tokens')
     if tokens is None: tokens = (len(text) + sum(map(len, raws))) // 4   # no usage: estimate ~4 characters per token
@@ -115,22 +122,26 @@ class OpenAIAgent(Agent):
     "An agent served by any OpenAI-compatible endpoint (vLLM, Ollama, SGLang, llama.cpp, a hosted API)."
     def __init__(self, base_url:str, model:str, # e.g. http://127.0.0.1:8000/v1; the served model's name
                  api_key:str|None=None, # default: $OPENAI_API_KEY, else 'none' (local servers ignore it)
-                 temperature:float=1.0, max_tokens:int=1024, timeout:float=60.0, # sampling; most tokens per turn; seconds per try
-                 name:str|None=None, retries:int=2, backoff:float=0.5): # agent name (default openai:MODEL); transient retries; first wait
-        self.base_url, self.model, self.temperature, self.max_tokens = base_url.rstrip('/'), model, temperature, max_tokens
+                 temperature:float=1.0, max_tokens:int=1024, timeout:float=60.0, # sampling; tokens/turn; s/try
+                 name:str|None=None, retries:int=2, backoff:float=0.5): # default openai:MODEL; retries; first wait
+        self.base_url, self.model = base_url.rstrip('/'), model
+        self.temperature, self.max_tokens = temperature, max_tokens
         self.timeout, self.retries, self.backoff, self.name = timeout, retries, backoff, name or f'openai:{model}'
         self._key = api_key or os.environ.get('OPENAI_API_KEY') or 'none'
-    def __repr__(self): return f'OpenAIAgent({self.base_url!r}, {self.model!r}, temperature={self.temperature})'  # never the key
+    def __repr__(self):  # never the key
+        return f'OpenAIAgent({self.base_url!r}, {self.model!r}, temperature={self.temperature})'
 
     def request(self, messages:list[dict], tools:list[dict], seed:int) -> dict:
         "The chat-completions request body for one turn."
-        body = dict(model=self.model, messages=to_wire(messages), temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)
+        body = dict(model=self.model, messages=to_wire(messages), temperature=self.temperature,
+                    max_tokens=self.max_tokens, seed=seed)
         return {**body, 'tools': tools, 'tool_choice': 'auto'} if tools else body   # tool_choice without tools is a 400
 
     def act(self, messages:list[dict], tools:list[dict], seed:int) -> Turn:
         "Ask the served model for the next assistant turn."
         return parse_reply(post_json(f'{self.base_url}/chat/completions', self.request(messages, tools, seed),
-                                     {'Authorization': f'Bearer {self._key}'}, self.timeout, self.retries, self.backoff, self._key))
+                                     {'Authorization': f'Bearer {self._key}'}, self.timeout, self.retries, self.backoff,
+                                     self._key))
 
 # %% ../nbs/09a_served.ipynb #a2234ac9
 _ROLES = {'system', 'developer', 'user', 'assistant', 'tool'}
@@ -140,7 +151,8 @@ def check_request(body) -> str|None:
     if not isinstance(body, dict): return 'the body must be a JSON object'
     msgs = body.get('messages')
     if not isinstance(msgs, list) or not msgs: return '`messages` must be a non-empty list'
-    if any(not isinstance(m, dict) or m.get('role') not in _ROLES for m in msgs): return f'every message needs a role in {sorted(_ROLES)}'
+    if any(not isinstance(m, dict) or m.get('role') not in _ROLES for m in msgs):
+        return f'every message needs a role in {sorted(_ROLES)}'
     try: from_wire(msgs)                                     # tool calls well formed, their arguments JSON objects
     except (AttributeError, KeyError, TypeError, ValueError) as e: return f'malformed message: {type(e).__name__}: {e}'
     if not isinstance(body.get('tools', []), list): return '`tools` must be a list'
@@ -154,22 +166,29 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args): pass                       # quiet: tests and lessons print what matters
     def _send(self, status:int, obj:dict):
         data = json.dumps(obj, ensure_ascii=False).encode()
-        self.send_response(status); self.send_header('Content-Type', 'application/json')
-        self.send_header('Content-Length', str(len(data))); self.end_headers(); self.wfile.write(data)
+        self.send_response(status)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
     def _error(self, status:int, message:str, kind:str='invalid_request_error'):
         self._send(status, dict(error=dict(message=message, type=kind, param=None, code=None)))
     def _authorized(self) -> bool:
         key = self.server.chat.api_key
         if key is None or secrets.compare_digest(self.headers.get('Authorization', ''), f'Bearer {key}'): return True
-        self._error(401, 'invalid API key', 'authentication_error'); return False
+        self._error(401, 'invalid API key', 'authentication_error')
+        return False
     def do_GET(self):
         if not self._authorized(): return
-        if self.path.rstrip('/') != '/v1/models': return self._error(404, f'no route GET {self.path}', 'not_found_error')
-        self._send(200, dict(object='list', data=[dict(id=self.server.chat.model, object='model', created=0, owned_by='agentforge')]))
+        if self.path.rstrip('/') != '/v1/models':
+            return self._error(404, f'no route GET {self.path}', 'not_found_error')
+        models = [dict(id=self.server.chat.model, object='model', created=0, owned_by='agentforge')]
+        self._send(200, dict(object='list', data=models))
     def do_POST(self):
         chat = self.server.chat
         if not self._authorized(): return
-        if self.path.rstrip('/') != '/v1/chat/completions': return self._error(404, f'no route POST {self.path}', 'not_found_error')
+        if self.path.rstrip('/') != '/v1/chat/completions':
+            return self._error(404, f'no route POST {self.path}', 'not_found_error')
         try: n = int(self.headers.get('Content-Length') or 0)
         except ValueError: return self._error(400, 'Content-Length is not a number')
         if n > chat.max_body: return self._error(413, f'body over {chat.max_body} bytes')
@@ -186,32 +205,38 @@ class _Handler(BaseHTTPRequestHandler):
 # %% ../nbs/09a_served.ipynb #9c466489
 class ChatServer:
     "A small OpenAI-compatible chat server around `respond(messages, tools, seed) -> Turn`, in a daemon thread."
-    def __init__(self, respond:Callable, host:str='127.0.0.1', port:int=0, # (messages, tools, seed) -> Turn; loopback; 0 = any free port
-                 model:str='agentforge', api_key:str|None=None, max_body:int=16 << 20): # name in /v1/models; required Bearer key; bytes
+    def __init__(self, respond:Callable, host:str='127.0.0.1', port:int=0, # (msgs, tools, seed) -> Turn; host; 0: any
+                 model:str='agentforge', api_key:str|None=None, max_body:int=16 << 20): # /v1/models name; key; bytes
         self.respond, self.model, self.api_key, self.max_body = respond, model, api_key, max_body
         self.requests, self.lock, self.served = [], threading.Lock(), 0
         self.httpd = ThreadingHTTPServer((host, port), _Handler)
         self.httpd.daemon_threads, self.httpd.chat = True, self
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), name='af-chat-server', daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), name='af-chat-server',
+                                       daemon=True)
         self.thread.start()
 
     @property
     def url(self) -> str: return 'http://%s:%d/v1' % self.httpd.server_address[:2]
-    def close(self): self.httpd.shutdown(); self.httpd.server_close(); self.thread.join(5)
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)
     def __enter__(self): return self
     def __exit__(self, *exc): self.close()
 
     @classmethod
     def from_agent(cls, agent, **kw) -> ChatServer:
         "Serve any agent with `act` to OpenAI clients (wire messages converted back to our transcript)."
-        return cls(lambda messages, tools, seed: agent.act(from_wire(messages), tools, seed), **{'model': getattr(agent, 'name', 'agentforge'), **kw})
+        return cls(lambda messages, tools, seed: agent.act(from_wire(messages), tools, seed),
+                   **{'model': getattr(agent, 'name', 'agentforge'), **kw})
 
 # %% ../nbs/09a_served.ipynb #29369851
 @patch
 def completion(self:ChatServer, turn:Turn, body:dict) -> dict:
     "The OpenAI chat.completion object for a Turn (tool-call markup stripped from the content)."
     self.served += 1
-    msg = to_wire([assistant_message(turn, self.served)])[0]       # markup stripped, ids call_<n>_<k>, JSON-text arguments
+    # markup stripped, ids call_<n>_<k>, JSON-text arguments
+    msg = to_wire([assistant_message(turn, self.served)])[0]
     if turn.tool_calls and not msg['content']: msg['content'] = None  # as OpenAI: no text, only calls
     prompt = len(turn.prompt_ids) if turn.prompt_ids is not None else len(json.dumps(body['messages'])) // 4  # estimate
     return dict(id=f'chatcmpl-{self.served}', object='chat.completion', created=int(time.time()), model=self.model,

@@ -66,7 +66,8 @@ def student_tokenizer(recipe:StudentRecipe):
     if not recipe.vocab_size: return build_tokenizer()
     rng, byte_tok, texts = random.Random(recipe.seed + 2), build_tokenizer(), []
     for name, _ in recipe.weights:
-        fam = get_family(name); params = fam.check_params(fam.eval_params)
+        fam = get_family(name)
+        params = fam.check_params(fam.eval_params)
         for _ in range(recipe.tokenizer_rows):
             prompt, answer, _ = fam.sample(rng, **params)
             texts.append(render_prompt(byte_tok, prompt) + answer)
@@ -110,7 +111,8 @@ def completion_loss(model, pairs:list, pad_id:int, buckets:int=4) -> float:
     total = 0.0
     for b, m in zip(parts, n):
         loss = model(**b).loss * (m / sum(n))  # each part's mean, weighted by its share of target tokens
-        loss.backward(); total += loss.item()
+        loss.backward()
+        total += loss.item()
     return total
 
 def pretrain(recipe:StudentRecipe, tok, progress:bool=True) -> tuple:
@@ -128,7 +130,9 @@ def pretrain(recipe:StudentRecipe, tok, progress:bool=True) -> tuple:
         batch = [pool[rng.randrange(len(pool))] for _ in range(recipe.batch_size)]
         loss = completion_loss(model, batch, tok.pad_token_id, recipe.buckets)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step(); sched.step(); opt.zero_grad()
+        opt.step()
+        sched.step()
+        opt.zero_grad()
         losses.append(round(loss, 4))
         if step % 50 == 0: bar.set_postfix(loss=f"{loss:.3f}")
     return model.eval(), losses
@@ -146,7 +150,8 @@ def complete(model, tok, prompts:list, temperature:float=1.0, seed:int=0, max_ne
         for s in range(0, len(order), batch_size):
             idx = order[s:s + batch_size]
             enc = tok([texts[i] for i in idx], return_tensors='pt', padding=True, add_special_tokens=False)
-            gen = dict(do_sample=True, temperature=temperature, top_k=None, top_p=None) if temperature > 0 else dict(do_sample=False)
+            gen = (dict(do_sample=True, temperature=temperature, top_k=None, top_p=None) if temperature > 0
+                   else dict(do_sample=False))
             ids = model.generate(**enc, max_new_tokens=max_new_tokens, pad_token_id=tok.pad_token_id,
                                  eos_token_id=tok.eos_token_id, **gen)
             for i, text in zip(idx, tok.batch_decode(ids[:, enc['input_ids'].shape[1]:], skip_special_tokens=True)):
@@ -168,7 +173,8 @@ def dev_profile(model, tok, families=None, k:int=8, seed:int=0, split=dev_split)
     "Per family on `split(family)` (the dev split): mean score at T = 1 (`k` samples an item), greedy, and pass@k."
     out = {}
     for name in families or list(FAMILIES):
-        fam = get_family(name); items = split(fam)
+        fam = get_family(name)
+        items = split(fam)
         t1 = evaluate(model, tok, fam, items, samples=k, seed=seed)
         greedy = evaluate(model, tok, fam, items, samples=1, temperature=0)['score']
         out[name] = dict(t1=round(t1['score'], 4), greedy=round(greedy, 4),
@@ -198,7 +204,8 @@ def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root
         t0, tok = time.time(), student_tokenizer(recipe)
         model, losses = pretrain(recipe, tok, progress)
         build_s = time.time() - t0
-        dev = {n: round(evaluate(model, tok, n, dev_split(get_family(n)), samples=4)['score'], 4) for n, _ in recipe.weights}
+        dev = {n: round(evaluate(model, tok, n, dev_split(get_family(n)), samples=4)['score'], 4)
+               for n, _ in recipe.weights}
         with publish_dir(folder) as tmp:  # lesson 01a: readers see the whole folder or none of it
             model.save_pretrained(tmp)
             tok.save_pretrained(tmp)

@@ -42,8 +42,10 @@ def eval_jobs(
 def _as_values(values, name:str='values')->np.ndarray:
     "Return `values` as a 1-d float array, or raise ValueError unless it is a non-empty list of finite numbers."
     x = np.asarray(values, dtype=float)
-    if x.ndim != 1 or x.size == 0: raise ValueError(f"{name} must be a non-empty 1-d sequence of numbers, got shape {x.shape}")
-    if not np.isfinite(x).all(): raise ValueError(f"{name} must be finite numbers; got {x[~np.isfinite(x)][:3].tolist()}")
+    if x.ndim != 1 or x.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d sequence of numbers, got shape {x.shape}")
+    if not np.isfinite(x).all():
+        raise ValueError(f"{name} must be finite numbers; got {x[~np.isfinite(x)][:3].tolist()}")
     return x
 
 def bootstrap_ci(
@@ -126,7 +128,8 @@ def _held_by_job(recs, held:set, label:str)->dict:
     out = {}
     for r in recs:
         if r.brief not in held or not r.reward: continue  # an ungraded episode pairs with nothing
-        if _job(r) in out: raise ValueError(f"{label}: job {_job(r)} appears twice; a paired comparison needs one record per job")
+        if _job(r) in out:
+            raise ValueError(f"{label}: job {_job(r)} appears twice; a paired comparison needs one record per job")
         out[_job(r)] = float(r.reward['total'])
     return out
 
@@ -139,7 +142,8 @@ def verdict_text(v:dict)->str:
     s = (f"On the held-out famil{'y' if len(v['held']) == 1 else 'ies'} ({', '.join(v['held'])}), "
          f"{v['trained']} − {v['untrained']} = {_f(d['mean'])} ({pct}% CI {_f(d['lo'])} to {_f(d['hi'])}, "
          f"{d['n']} paired jobs): ")
-    s += ("the interval is above 0, so the trained agent did better on a family it never trained on." if d['lo'] > 0 else
+    s += ("the interval is above 0, so the trained agent did better on a family it never trained on."
+          if d['lo'] > 0 else
           "the interval is below 0, so the trained agent did worse." if d['hi'] < 0 else
           "the interval includes 0, so this evaluation does not show a held-out improvement.")
     for name, b in v['baselines'].items():
@@ -166,7 +170,8 @@ def verdict(
     hs = set(held)
     for n in (trained_name, untrained_name, *baselines):
         if n not in results: raise ValueError(f"no results for {n!r}; have: {', '.join(results)}")
-    t, u = _held_by_job(results[trained_name], hs, trained_name), _held_by_job(results[untrained_name], hs, untrained_name)
+    t = _held_by_job(results[trained_name], hs, trained_name)
+    u = _held_by_job(results[untrained_name], hs, untrained_name)
     common = sorted(set(t) & set(u))
     if not common: raise ValueError(f"{trained_name} and {untrained_name} share no held-out job to pair")
     bs = dict(n_boot=n_boot, alpha=alpha, seed=seed)
@@ -175,7 +180,8 @@ def verdict(
     base = {}
     for n in baselines:
         c = bootstrap_ci(list(_held_by_job(results[n], hs, n).values()), **bs)
-        base[n] = dict(ci=c, overlap=bool(c['lo'] <= t_ci['hi'] and t_ci['lo'] <= c['hi']), trained_above=bool(t_ci['lo'] > c['hi']))
+        base[n] = dict(ci=c, overlap=bool(c['lo'] <= t_ci['hi'] and t_ci['lo'] <= c['hi']),
+                       trained_above=bool(t_ci['lo'] > c['hi']))
     v = dict(held=sorted(hs), trained=trained_name, untrained=untrained_name, alpha=alpha, n_boot=n_boot, diff=d,
              improved=bool(d['lo'] > 0), trained_ci=t_ci, untrained_ci=u_ci, baselines=base,
              reference=dict(reference, in_ci=bool(d['lo'] <= reference['diff'] <= d['hi']),
@@ -186,7 +192,8 @@ def verdict(
 # %% ../nbs/12_transfer.ipynb #bc8a9a61
 def save_png(fig:Figure, path)->Path:
     "Render `fig` to PNG bytes with the Agg canvas and write them atomically to `path`."
-    buf = io.BytesIO(); fig.savefig(buf, format='png', dpi=100, bbox_inches='tight')
+    buf = io.BytesIO()
+    fig.savefig(buf, format='png', dpi=100, bbox_inches='tight')
     return write_atomic(path, buf.getvalue())
 
 # %% ../nbs/12_transfer.ipynb #7ac6bdf1
@@ -198,7 +205,8 @@ def plot_transfer(
 )->Path:
     "Draw each agent's mean reward on held-out and trained families with 95% error bars, as a PNG."
     agents = list(dict.fromkeys(r['agent'] for r in table))
-    fig = Figure(figsize=(1.6 + 1.3 * len(agents), 3.4)); ax = fig.subplots()
+    fig = Figure(figsize=(1.6 + 1.3 * len(agents), 3.4))
+    ax = fig.subplots()
     w = 0.38
     for k, split in enumerate(SPLITS):
         rows = {r['agent']: r for r in table if r['split'] == split}
@@ -207,9 +215,11 @@ def plot_transfer(
         if not rs: continue
         err = [[r['mean'] - r['lo'] for r in rs], [r['hi'] - r['mean'] for r in rs]]
         ax.bar(xs, [r['mean'] for r in rs], w, yerr=err, capsize=3, label=f'{split} families', color=f'C{k}')
-    ax.set_xticks(range(len(agents)), agents); ax.set_ylabel('mean episode reward')
+    ax.set_xticks(range(len(agents)), agents)
+    ax.set_ylabel('mean episode reward')
     ax.set_title('transfer: held-out vs trained families (95% bootstrap CI)', fontsize=9)
-    ax.legend(fontsize=8); ax.grid(axis='y', alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.grid(axis='y', alpha=0.3)
     return save_png(fig, path)
 
 # %% ../nbs/12_transfer.ipynb #ab60635a

@@ -17,7 +17,8 @@ def die_with_parent(parent:int):
     "Ask Linux to SIGKILL this process when its parent dies, and exit now if the parent is already gone."
     try: ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)   # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
-        import logging; logging.getLogger('agentforge.warm').warning('prctl unavailable: an orphan may keep running')
+        import logging
+        logging.getLogger('agentforge.warm').warning('prctl unavailable: an orphan may keep running')
     if os.getppid() != parent: os._exit(70)
 
 def _send(conn:socket.socket, obj:dict): conn.sendall((json.dumps(obj) + '\n').encode())
@@ -29,12 +30,14 @@ def _recv(conn:socket.socket, buf:bytearray, block:bool=True) -> dict|None:
         chunk = conn.recv(1 << 16)
         if not chunk: raise EOFError('the warm process closed the connection')
         buf += chunk
-    line, _, rest = bytes(buf).partition(b'\n'); buf[:] = rest
+    line, _, rest = bytes(buf).partition(b'\n')
+    buf[:] = rest
     return json.loads(line)
 
 def _fn(name:str):
     "The function named 'module:function'."
-    mod, fn = name.split(':'); return getattr(importlib.import_module(mod), fn)
+    mod, fn = name.split(':')
+    return getattr(importlib.import_module(mod), fn)
 
 def _name(comm:str):
     "Set this process's name (`/proc/<pid>/comm`, at most 15 bytes): a fork would otherwise look like its parent."
@@ -46,8 +49,12 @@ def _fresh(cwd:str, env:dict, keep:socket.socket|None=None):
     "In a forked child: the process group, signals, stdin, folder, environment and path of a fresh `python -c`."
     os.setpgid(0, 0)
     for s in (signal.SIGTERM, signal.SIGINT, signal.SIGCHLD, signal.SIGPIPE): signal.signal(s, signal.SIG_DFL)
-    null = os.open(os.devnull, os.O_RDONLY); os.dup2(null, 0); os.close(null)
-    os.chdir(cwd); os.environ.clear(); os.environ.update(env)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
     sys.path[:0] = [''] + [p for p in env.get('PYTHONPATH', '').split(os.pathsep) if p]
     if 'torch' in sys.modules and (n := env.get('OMP_NUM_THREADS', '')).isdigit():  # a fresh interpreter would read it
         sys.modules['torch'].set_num_threads(int(n))  # at import; here torch came from the warm process, with its own
@@ -55,7 +62,8 @@ def _fresh(cwd:str, env:dict, keep:socket.socket|None=None):
 def _child(req:dict, conn:socket.socket, parent:int) -> int:
     "A forked child: `spawn` runs fn(arg) like a fresh process and exits with its code; `call` answers fn(*args)."
     if req['op'] == 'spawn':
-        _fresh(req['cwd'], {**req['env'], 'AF_POOL_PARENT': str(parent)}); conn.close()
+        _fresh(req['cwd'], {**req['env'], 'AF_POOL_PARENT': str(parent)})
+        conn.close()
         return int(_fn(req['fn'])(req['arg']) or 0)
     try: os.setpgid(0, req.get('pgid') or 0)  # the caller's group: killing a job kills its scoring too
     except OSError: os.setpgid(0, 0)
@@ -63,15 +71,19 @@ def _child(req:dict, conn:socket.socket, parent:int) -> int:
     _name(f"af:{req['fn'].split(':')[-1]}")  # what `ps` and /proc/<pid>/comm show, e.g. af:hidden_score
     try: out = dict(ok=_fn(req['fn'])(*req['args']))
     except BaseException as e: out = dict(error=f'{type(e).__name__}: {e}'[-2000:])
-    _send(conn, out); return 0 if 'ok' in out else 1
+    _send(conn, out)
+    return 0 if 'ok' in out else 1
 
 # %% ../nbs/08a_warm.ipynb #c508f00b
 def serve(sock_path:str, preload:list):
     "The warm process: import `preload` once, then fork one child per request on the Unix socket until stdin closes."
     die_with_parent(os.getppid())
     for m in preload: importlib.import_module(m)
-    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); srv.bind(sock_path); os.chmod(sock_path, 0o600)
-    srv.listen(64); print('ready', flush=True)
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(sock_path)
+    os.chmod(sock_path, 0o600)
+    srv.listen(64)
+    print('ready', flush=True)
     waiting = {}  # pid of a spawned child -> the connection that gets its exit code
     while True:
         ready = select.select([srv, sys.stdin], [], [], 0.02)[0]
@@ -79,13 +91,17 @@ def serve(sock_path:str, preload:list):
         if srv in ready:
             conn = srv.accept()[0]
             try: req = _recv(conn, bytearray())
-            except (EOFError, ValueError, OSError): conn.close(); req = None
+            except (EOFError, ValueError, OSError):
+                conn.close()
+                req = None
             if req is not None:
-                me = os.getpid(); pid = os.fork()
+                me = os.getpid()
+                pid = os.fork()
                 if pid == 0:
                     code = 70
                     try:
-                        srv.close(); [c.close() for c in waiting.values()]
+                        srv.close()
+                        [c.close() for c in waiting.values()]
                         code = _child(req, conn, me)
                     finally: os._exit(code)
                 if req['op'] == 'spawn':  # the child does it too: the group exists before anyone is told the pid
@@ -132,7 +148,9 @@ class Warm:
     def alive(self) -> bool: return self.p.poll() is None
 
     def request(self, req:dict) -> socket.socket:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); conn.connect(self.sock); _send(conn, req)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(self.sock)
+        _send(conn, req)
         return conn
 
     def close(self):
@@ -141,7 +159,9 @@ class Warm:
             try: self.p.stdin.close()
             except OSError: pass
             try: self.p.wait(10)
-            except subprocess.TimeoutExpired: self.p.kill(); self.p.wait()
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 _SERVE = 'import sys; from agentforge.warm import serve; serve(sys.argv[1], sys.argv[2:])'
@@ -159,7 +179,9 @@ class Spawned:
             try: msg = _recv(self.conn, self.buf, block=False)
             except (EOFError, OSError, ValueError):
                 msg, self.err = dict(rc=-int(signal.SIGKILL)), 'the warm process died while the attempt ran'
-            if msg is not None: self.rc = msg['rc']; self.conn.close()
+            if msg is not None:
+                self.rc = msg['rc']
+                self.conn.close()
         return self.rc
 
     def signal(self, sig:int):
@@ -171,10 +193,15 @@ class Spawned:
 def call(sock:str|None, fn:str, *args, timeout:float=1800):
     "`fn(*args)` in a fresh child of the warm process at `sock`, its JSON result returned; None when there is none."
     if not sock or not os.path.exists(sock): return None
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); conn.settimeout(timeout)
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(timeout)
     try: conn.connect(sock)
-    except OSError: conn.close(); return None  # no warm process listening after all: the caller does the work itself
-    try: _send(conn, dict(op='call', fn=fn, args=list(args), pgid=os.getpgid(0))); out = _recv(conn, bytearray())
+    except OSError:
+        conn.close()
+        return None  # no warm process listening after all: the caller does the work itself
+    try:
+        _send(conn, dict(op='call', fn=fn, args=list(args), pgid=os.getpgid(0)))
+        out = _recv(conn, bytearray())
     except (OSError, EOFError, ValueError) as e: raise RuntimeError(f'the warm call {fn} failed: {e!r}') from None
     finally: conn.close()
     if 'error' in out: raise RuntimeError(out['error'])
