@@ -144,7 +144,8 @@ def train(path:Path=typer.Argument(..., help='the spec folder'),
     try: require_weights(student or load_spec(path).student)   # before torch is imported, the probe or any job
     except SpecError: pass   # the probe says what is wrong with the spec
     except (WeightsUnavailable, ValueError) as e: fail(f"error: {e}")
-    from agentforge.inner import RewardFailed, ScoringFailed, run_inner
+    from agentforge.inner import RewardFailed, run_inner
+    from agentforge.scoring import ScoringFailed
     from agentforge.durable import ResumeMismatch
     from agentforge.probe import validate as run_probe
     if library and skip_probe: fail("error: --library records validated specs; drop --skip-probe")

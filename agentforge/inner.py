@@ -5,27 +5,24 @@ split by a separate platform process: `pre`, `post`, `uplift`, train seconds, TR
 
 # %% ../nbs/07_inner.ipynb #dea704b6
 from __future__ import annotations
-import dataclasses, hashlib, json, math, os, shutil, subprocess, sys, tempfile, time
+import dataclasses, hashlib, json, math, os, shutil, sys, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from . import __version__
 from .grading import SAMPLES, uplift as uplift_score
-from .warm import call
 from .durable import commit_checkpoint, latest_checkpoint, publish_dir, write_atomic
 from .presets import require_weights
 from .student import student_id
 from .sandbox import Limits, RewardWorker
 from .spec import Spec, load_spec
 from .rows import RESERVED_COLUMNS, load_rows
-from .tasks import absolute, as_messages, cache_dir, state_env
+from .scoring import paired_se, pre_scores, result_key, result_path, score_hidden
+from .tasks import absolute, as_messages
 
 # %% auto #0
 __all__ = ['LOW_DISK_BYTES', 'METRICS', 'training_dataset', 'RewardFailed', 'SandboxReward', 'reward_functions', 'has_vllm',
            'grpo_args', 'grpo_config', 'load_student_model', 'AtomicCheckpoints', 'ProgressBar', 'Deadline', 'Trained',
-           'config_hash', 'resumable_trainer_class', 'disk_full_error', 'train_spec', 'ScoringFailed', 'score_hidden',
-           'hidden_score', 'score_main', 'summarize', 'InnerResult', 'hidden_digest', 'result_key', 'result_path',
-           'pre_scores', 'pre_score', 'paired_se', 'run_inner', 'inner_job', 'InnerJob', 'submit_inner',
-           'inner_outcome']
+           'config_hash', 'resumable_trainer_class', 'disk_full_error', 'train_spec', 'summarize', 'InnerResult',
+           'run_inner', 'inner_job', 'InnerJob', 'submit_inner', 'inner_outcome']
 
 # %% ../nbs/07_inner.ipynb #b64ed3da
 def training_dataset(spec:Spec, # a spec from spec.load_spec
@@ -66,7 +63,9 @@ def reward_functions(spec:Spec, # a spec from spec.load_spec
     from agentforge.rewards import make_reward
     fns = []
     for e in spec.rewards:
-        if not e.use.startswith('reward.py:'): fns.append(make_reward(e)); continue
+        if not e.use.startswith('reward.py:'):
+            fns.append(make_reward(e))
+            continue
         if worker is None: raise ValueError(f"{e.use} needs a RewardWorker over {spec.root}/reward.py")
         fns.append(SandboxReward(worker, e.use.split(':', 1)[1], columns))
     return fns, [float(e.weight) for e in spec.rewards]
@@ -84,7 +83,7 @@ def grpo_args(spec:Spec, # a spec from spec.load_spec
               device:str='cpu', # 'cpu' or 'cuda'
               save_steps:int=0, # save every N steps for resumption (0: never)
              ) -> dict:
-    "`GRPOConfig` keyword arguments from the spec's `grpo` block, for CPU (fp32) or GPU (bf16, vLLM colocate when installed)."
+    "`GRPOConfig` keyword arguments from the spec's `grpo` block: CPU (fp32) or GPU (bf16, vLLM colocate if installed)."
     if device not in ('cpu', 'cuda'): raise ValueError(f"device is 'cpu' or 'cuda', got {device!r}")
     g = spec.grpo
     keep = ('max_steps', 'learning_rate', 'num_generations', 'per_device_train_batch_size', 'max_completion_length',
@@ -97,7 +96,7 @@ def grpo_args(spec:Spec, # a spec from spec.load_spec
                 **{k: g[k] for k in keep}, **scale, **save)
 
 def grpo_config(spec:Spec, output_dir:str|Path, seed:int=0, device:str='cpu', save_steps:int=0):
-    "A TRL `GRPOConfig` built from `grpo_args` (TRL checks bf16 against the hardware here, so build the GPU one on a GPU)."
+    "A TRL `GRPOConfig` built from `grpo_args` (TRL checks bf16 against the hardware: build the GPU one on a GPU)."
     from trl import GRPOConfig
     return GRPOConfig(**grpo_args(spec, output_dir, seed, device, save_steps))
 
@@ -113,7 +112,7 @@ def load_student_model(student:str, # a student preset or a checkpoint folder
 from transformers import TrainerCallback
 
 class AtomicCheckpoints(TrainerCallback):
-    "Move each HF `checkpoint-N` into `root/step-N` with a verified manifest (temp dir + rename); keep the newest `keep`."
+    "Move each HF `checkpoint-N` to `root/step-N` with a verified manifest (temp dir + rename); keep the newest `keep`."
     def __init__(self, root:Path, meta:dict, keep:int=2): self.root, self.meta, self.keep = Path(root), meta, keep
     def on_save(self, args, state, control, **kwargs):
         src = Path(args.output_dir) / f'checkpoint-{state.global_step}'
@@ -161,7 +160,7 @@ def config_hash(spec:Spec, student:str, seed:int, cfg) -> str:
 
 # %% ../nbs/07_inner.ipynb #8878c533
 def resumable_trainer_class():
-    "TRL's `GRPOTrainer` with one change: its prompt sampler reseeds per epoch, so a resumed run replays the same order."
+    "TRL's `GRPOTrainer` with one change: its prompt sampler reseeds per epoch, so a resumed run draws the same order."
     from trl import GRPOTrainer
     class ResumableGRPOTrainer(GRPOTrainer):
         def _get_train_sampler(self, dataset=None):
@@ -202,7 +201,9 @@ def disk_full_error(e:BaseException, # the error a save raised
     import errno
     if isinstance(e, OSError) and e.errno == errno.ENOSPC: free = 0
     else:
-        try: st = os.statvfs(where); free = st.f_bavail * st.f_frsize
+        try:
+            st = os.statvfs(where)
+            free = st.f_bavail * st.f_frsize
         except OSError: return e
         if free >= LOW_DISK_BYTES: return e
     return OSError(errno.ENOSPC, f"the disk under {where} is full ({free:,} bytes free) while writing a checkpoint or "
@@ -222,13 +223,14 @@ def train_spec(spec:Spec, # a spec from spec.load_spec
                callbacks:tuple=(), # extra TrainerCallbacks
               ) -> Trained:
     "Run TRL GRPO for the spec on the student, resuming from the last verified checkpoint in `work_dir`."
-    work = Path(work_dir); work.mkdir(parents=True, exist_ok=True)
+    work = Path(work_dir)
+    work.mkdir(parents=True, exist_ok=True)
     model, tok = load_student_model(student)
     cfg = grpo_config(spec, work / 'trainer', seed, device, save_steps)
     meta = dict(config=config_hash(spec, student, seed, cfg))
     skipped = []
     resume = latest_checkpoint(work / 'checkpoints', meta, skipped)  # ResumeMismatch under a changed config
-    shutil.rmtree(work / 'trainer', ignore_errors=True)  # half-written HF checkpoints of a killed attempt: never resumed
+    shutil.rmtree(work / 'trainer', ignore_errors=True)  # a killed attempt's half-written HF checkpoints: never resumed
     deadline = Deadline(spec.resources['max_minutes'])
     worker = RewardWorker(spec.root, limits) if spec.custom_functions() else None
     try:
@@ -248,69 +250,6 @@ def train_spec(spec:Spec, # a spec from spec.load_spec
                    [h for h in trainer.state.log_history if 'reward' in h],
                    int(resume.name[5:]) if resume else None, deadline.hit, calls, skipped)
 
-# %% ../nbs/07_inner.ipynb #770bbee9
-class ScoringFailed(RuntimeError):
-    "The platform's scoring process failed (an infrastructure error, not the spec's fault)."
-
-def _model_arg(model:str|Path) -> str:
-    "A model folder made absolute (the scorer runs elsewhere), a preset name as it is; a missing folder is an error."
-    if Path(model).expanduser().exists(): return str(absolute(model))
-    if os.sep in str(model) or str(model).startswith('.'):
-        raise ValueError(f"no model folder at {model} (resolved against {os.getcwd()}): "
-                         "pass an existing folder or a preset name")
-    return str(model)
-
-def score_hidden(model:str|Path, # a student preset name, or a folder with trained weights or a LoRA adapter
-                 brief:str, # the family whose hidden split is scored
-                 student:str='tiny-student', # the base student (used when `model` is a LoRA adapter)
-                 samples:int=SAMPLES, # 0: greedy (the protocol); k > 0: k completions per item sampled at T = 1
-                 seed:int=0, # sampling seed (unused by greedy scoring)
-                 hidden_root:str|Path|None=None, # the platform data dir (default tasks.data_dir())
-                 timeout:float=1800, # seconds before the scorer is killed
-                ) -> dict: # {'score', 'per_item', 'samples', 'items', 'seconds'}
-    "Score `model` on `brief`'s hidden split in a separate platform process that never loads agent code."
-    argv = [_model_arg(model), brief, _model_arg(student), str(samples), str(seed), str(absolute(hidden_root) or '')]
-    try: res = call(os.environ.get('AF_WARM_SOCKET'), 'agentforge.inner:hidden_score', *argv, timeout=timeout)
-    except RuntimeError as e: raise ScoringFailed(f'scoring {model} on {brief} in a warm fork failed: {e}') from None
-    if res is not None: return res  # a fresh fork of this pool worker's warm process did it
-    cmd = [sys.executable, '-I', '-m', 'agentforge.inner', 'score', *argv]  # absolute paths only: cwd is the tmp dir
-    try: p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir(),
-                            env={**os.environ, **state_env()})
-    except subprocess.TimeoutExpired: raise ScoringFailed(f'scoring {model} on {brief} took over {timeout} s') from None
-    if p.returncode != 0: raise ScoringFailed(f'scoring {model} on {brief} exited {p.returncode}: {p.stderr[-1500:]}')
-    return json.loads(p.stdout.strip().splitlines()[-1])
-
-# %% ../nbs/07_inner.ipynb #eeb20b79
-def _load_for_scoring(model:str, student:str) -> tuple:
-    "(model, tokenizer) for scoring: a preset, a full-weights folder, or a LoRA adapter merged into `student`."
-    from agentforge.student import load_student
-    path = Path(model)
-    if path.is_dir() and (path / 'adapter_config.json').exists():
-        from peft import PeftModel
-        base, tok = load_student(student, progress=False)
-        return PeftModel.from_pretrained(base, str(path)).merge_and_unload().eval(), tok
-    m, tok = load_student(model, progress=False)
-    return m.eval(), tok
-
-def hidden_score(model:str, brief:str, student:str, samples:str, seed:str, root:str) -> dict:
-    "What the scoring process computes (in a fresh `python -I`, or a fresh fork of a warm worker): one JSON object."
-    from agentforge.families import get_family
-    from agentforge.student import evaluate
-    from agentforge.tasks import hidden_split
-    t0, fam = time.monotonic(), get_family(brief)
-    m, tok = _load_for_scoring(model, student)
-    items = hidden_split(fam, root=Path(root) if root else None)
-    k = int(samples)
-    ev = evaluate(m, tok, fam, items, samples=max(1, k), temperature=1.0 if k else 0.0, seed=int(seed))
-    return dict(score=ev['score'], per_item=[round(s, 4) for s in ev['per_item']], samples=k, items=len(items),
-                seconds=round(time.monotonic() - t0, 2))
-
-def score_main(argv:list):
-    "The scoring process: `score MODEL BRIEF STUDENT SAMPLES SEED HIDDEN_ROOT`; prints one JSON line."
-    print(json.dumps(hidden_score(*argv[1:])))
-
-if __name__ == '__main__' and sys.argv[1:2] == ['score']: score_main(sys.argv[1:])
-
 # %% ../nbs/07_inner.ipynb #487ccba4
 METRICS = {'reward': 'reward', 'reward_std': 'reward_std', 'frac_reward_zero_std': 'frac_reward_zero_std', 'kl': 'kl',
            'completion_length': 'completions/mean_length', 'clipped_ratio': 'completions/clipped_ratio'}
@@ -320,63 +259,34 @@ def summarize(history:list) -> dict:
     out = {}
     for name, key in METRICS.items():
         vals = [h[key] for h in history if isinstance(h.get(key), (int, float)) and math.isfinite(h[key])]
-        if vals: out[name] = dict(first=round(vals[0], 4), last=round(vals[-1], 4), mean=round(sum(vals) / len(vals), 4))
+        if vals:
+            out[name] = dict(first=round(vals[0], 4), last=round(vals[-1], 4), mean=round(sum(vals) / len(vals), 4))
     return out
 
 @dataclass
 class InnerResult:
     "One inner job's outcome: what the episode reward needs, and what a person reads."
-    spec: str; brief: str; student: str; seed: int; key: str  # what ran (key: the result-cache key)
-    pre: float; post: float; uplift: float  # hidden-split scores and the normalised uplift (grading.uplift)
-    train_seconds: float; steps: int; stopped_early: bool  # training wall time, optimizer steps, max_minutes hit
+    spec: str  # what ran: the spec's name, brief, student and seed, and the result-cache key
+    brief: str
+    student: str
+    seed: int
+    key: str
+    pre: float  # hidden-split scores before and after, and the normalised uplift (grading.uplift)
+    post: float
+    uplift: float
+    train_seconds: float  # training wall time
+    steps: int  # optimizer steps
+    stopped_early: bool  # max_minutes hit
     metrics: dict  # summarize(history): reward, reward_std, frac_reward_zero_std, kl, completion_length, clipped_ratio
     model_dir: str  # the trained weights or LoRA adapter
     resumed_from: int|None = None  # checkpoint step this attempt resumed from
     reward_calls: dict = field(default_factory=dict)  # custom reward -> (calls, sandbox seconds)
     skipped_checkpoints: list = field(default_factory=list)  # checkpoints that failed verification, and why
-    samples: int = SAMPLES; cached: bool = False; seconds: float = 0.0  # scoring protocol; from cache; job wall time
+    samples: int = SAMPLES  # the scoring protocol
+    cached: bool = False  # read from the result cache
+    seconds: float = 0.0  # job wall time
     uplift_se: float|None = None  # standard error of post − pre over the hidden items (paired); None: not measured
     def to_json(self) -> dict: return dataclasses.asdict(self)
-
-# %% ../nbs/07_inner.ipynb #4ca4fd73
-def hidden_digest(brief:str, hidden_root=None) -> str:
-    "A short hash of `brief`'s hidden split as stored (built first if needed): scores on another split never mix."
-    from agentforge.families import get_family
-    from agentforge.tasks import hidden_path, hidden_split
-    fam = get_family(brief); hidden_split(fam, root=hidden_root)
-    return hashlib.sha256(hidden_path(fam, root=hidden_root).read_bytes()).hexdigest()[:16]
-
-def result_key(spec:Spec, student:str, seed:int, samples:int, hidden_root=None) -> str:
-    "The result-cache key: a hash of the spec's files, the student's identity, seed, samples, hidden split, version."
-    blob = json.dumps([spec.digest(), student_id(student), seed, samples, hidden_digest(spec.brief, hidden_root),
-                       __version__])
-    return hashlib.sha256(blob.encode()).hexdigest()[:20]
-
-def result_path(key:str, cache_root=None) -> Path:
-    "Where the result cached under `key` lives (it exists once that job finished)."
-    return Path(cache_root or cache_dir() / 'inner') / key / 'result.json'
-
-def pre_scores(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_root=None, cache_root=None) -> dict:
-    "The untrained student's `score_hidden` result, computed once per (student, family, samples, seed, hidden split)."
-    seed = seed if samples else 0  # greedy scoring ignores the seed: one pre score serves every training seed
-    key = hashlib.sha256(json.dumps([student_id(student), brief, samples, seed, hidden_digest(brief, hidden_root)])
-                         .encode()).hexdigest()[:20]
-    path = Path(cache_root or cache_dir() / 'inner') / 'pre' / f'{key}.json'
-    if path.exists(): return json.loads(path.read_text())
-    res = score_hidden(student, brief, student, samples, seed, hidden_root)
-    write_atomic(path, json.dumps(res, indent=1))
-    return res
-
-def pre_score(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_root=None, cache_root=None) -> float:
-    "The untrained student's hidden score (`pre_scores`' mean)."
-    return pre_scores(student, brief, samples, seed, hidden_root, cache_root)['score']
-
-def paired_se(pre:list|None, post:list|None) -> float|None:
-    "The standard error of mean(post) − mean(pre) over the same items (None when either side has no per-item scores)."
-    if not pre or not post or len(pre) != len(post) or len(pre) < 2: return None
-    d = [b - a for a, b in zip(pre, post)]
-    m = sum(d) / len(d)
-    return round(math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d)), 4)
 
 # %% ../nbs/07_inner.ipynb #371409fa
 def _student_arg(student:str) -> str:
@@ -432,7 +342,9 @@ def inner_job(job_dir:Path, # the pool's per-job folder (the same across attempt
 @dataclass
 class InnerJob:
     "An inner job on a pool: its id (None: not queued, its result was cached), content key and the spec copy it trains."
-    id:str|None; key:str; spec_dir:str
+    id:str|None
+    key:str
+    spec_dir:str
 
 def submit_inner(pool, # an agentforge.pool.Pool
                  spec_dir, # a validated spec folder

@@ -14,7 +14,8 @@ from .agents import CHOICES, HEURISTIC, KNOBS, write_spec
 from .families import FAMILIES
 from .grading import SAMPLES, episode_reward, speed_budget, uplift
 from .durable import write_atomic
-from .inner import pre_score, pre_scores, run_inner
+from .inner import run_inner
+from .scoring import pre_score, pre_scores
 from .probe import validate
 from .rows import example_doc
 from .tasks import absolute

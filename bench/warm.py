@@ -17,7 +17,8 @@ Prints figures; asserts nothing (these machines are shared and noisy: targets li
 import argparse, os, statistics, tempfile, time
 from pathlib import Path
 from agentforge.agents import HEURISTIC, write_spec
-from agentforge.inner import inner_outcome, pre_score, submit_inner
+from agentforge.inner import inner_outcome, submit_inner
+from agentforge.scoring import pre_score
 from agentforge.pool import Pool
 from agentforge.warm import INNER
 

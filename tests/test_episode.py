@@ -216,7 +216,7 @@ def test_served_agent_plays_a_full_episode(tmp_path, platform):
 @pytest.mark.slow
 def test_identical_specs_share_one_inner_job(tmp_path, monkeypatch):
     "Two heuristic episodes write the same spec: one pool job trains it, both records read its result."
-    from agentforge.inner import result_path
+    from agentforge.scoring import result_path
     from agentforge.pool import Pool
     from agentforge.tasks import cache_dir
     cache = tmp_path / 'cache'; cache.mkdir()   # a private result cache, so the job runs even if this spec was trained before

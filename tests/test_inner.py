@@ -12,8 +12,9 @@ from transformers import TrainerCallback
 from typer.testing import CliRunner
 from agentforge.cli import app
 from agentforge.families import FAMILIES
-from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student_model, result_key, run_inner, score_hidden,
-                              train_spec, training_dataset)
+from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student_model, run_inner, train_spec,
+                              training_dataset)
+from agentforge.scoring import result_key, score_hidden
 from agentforge.pool import Pool
 from agentforge.durable import ResumeMismatch
 from agentforge.spec import load_spec

@@ -23,7 +23,7 @@ def private_cache(tmp_path, monkeypatch):
 
 
 class ScorerKiller:
-    """A thread that SIGKILLs every hidden-scoring process of this test's cache: `python -I -m agentforge.inner score ...`,
+    """A thread that SIGKILLs every hidden-scoring process of this test's cache: `python -I -m agentforge.scoring score ...`,
     or a warm worker's fork named `af:hidden_score` (`agentforge.warm`)."""
     def __init__(self, cache:Path):  # only scorers started with this cache: never a developer's run next door
         self.mine, self.killed, self.stop = f'AGENTFORGE_CACHE_DIR={cache}'.encode(), [], threading.Event()
@@ -37,7 +37,7 @@ class ScorerKiller:
                     argv, env = (d / 'cmdline').read_bytes().split(b'\0'), (d / 'environ').read_bytes().split(b'\0')
                     comm = (d / 'comm').read_bytes().strip()
                 except OSError: continue
-                if (comm == b'af:hidden_score' or b'agentforge.inner' in argv and b'score' in argv) and self.mine in env:
+                if (comm == b'af:hidden_score' or b'agentforge.scoring' in argv and b'score' in argv) and self.mine in env:
                     try: os.kill(int(d.name), signal.SIGKILL); self.killed.append(int(d.name))
                     except ProcessLookupError: pass
             time.sleep(0.02)
