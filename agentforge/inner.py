@@ -14,7 +14,8 @@ from .warm import call
 from .durable import commit_checkpoint, latest_checkpoint, publish_dir, write_atomic
 from .presets import require_weights
 from .student import student_id
-from .sandbox import Limits, RewardWorker
+from .sandbox import Limits
+from .worker import RewardWorker
 from .spec import Spec, load_spec
 from .rows import RESERVED_COLUMNS, load_rows
 from .tasks import absolute, as_messages, cache_dir, state_env
