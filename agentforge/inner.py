@@ -12,7 +12,8 @@ from .grading import SAMPLES, uplift as uplift_score
 from .durable import commit_checkpoint, latest_checkpoint, publish_dir, write_atomic
 from .presets import require_weights
 from .student import student_id
-from .sandbox import Limits, RewardWorker
+from .sandbox import Limits
+from .worker import RewardWorker
 from .spec import Spec, load_spec
 from .rows import RESERVED_COLUMNS, load_rows
 from .scoring import paired_se, pre_scores, result_key, result_path, score_hidden

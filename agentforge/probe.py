@@ -16,7 +16,8 @@ from .spec import QUOTAS, Spec, SpecError, load_spec
 from .rows import load_rows
 from .rewards import combine, make_reward
 from .safefs import read_tree
-from .sandbox import REASONS, Limits, RewardWorker
+from .sandbox import REASONS, Limits
+from .worker import RewardWorker
 
 # %% auto #0
 __all__ = ['BUDGETS', 'MIN_ROWS', 'MAX_DUPLICATES', 'ANSWER_IN_PROMPT_SLACK', 'CORRUPTIONS', 'PROBE_ROWS', 'GOLD_HIGH',

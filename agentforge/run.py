@@ -115,7 +115,8 @@ def _time(s:float|None) -> str: return 'unknown' if s is None else f'~{s / 60:.0
 
 def _sandbox_check() -> tuple:
     "(ok, line): bubblewrap present and its canary run clean, or what is wrong and the command that fixes it."
-    from agentforge.sandbox import SandboxUnsafe, ensure_safe, sandbox_mode
+    from agentforge.sandbox import SandboxUnsafe, sandbox_mode
+    from agentforge.harness import ensure_safe
     try:
         if sandbox_mode() == 'bwrap':
             ensure_safe()

@@ -8,7 +8,7 @@ from collections import defaultdict
 from pathlib import Path
 from agentforge.families import FAMILIES
 from agentforge.probe import validate, _student
-from agentforge.sandbox import run_rewards
+from agentforge.worker import run_rewards
 from agentforge.rows import example_spec
 
 def inner_seconds(spec_dir, hidden) -> float:

@@ -4,7 +4,9 @@ to a warm `RewardWorker`, median and p95 over N runs; optionally check that many
     python bench/sandbox.py [--runs 100] [--calls 1000] [--batch 64] [--launches 0]
 """
 import argparse, os, statistics, sys, tempfile, time
-from agentforge.sandbox import RewardWorker, ensure_safe, run_rewards, sandbox_mode
+from agentforge.sandbox import sandbox_mode
+from agentforge.harness import ensure_safe
+from agentforge.worker import RewardWorker, run_rewards
 
 HONEST = '''
 def exact(prompts, completions, answer, **kw):

@@ -157,7 +157,7 @@ def test_layer_bank_numbers_match_the_code():
 def test_layer_bank_choices_match_the_code():
     "Multiple-choice questions whose right options the library can decide, decided by the library."
     from agentforge.workspace import ToolError, check_path
-    from agentforge.sandbox import decode_value
+    from agentforge.harness import decode_value
     def refused(text):
         path = {'a name with a newline in it': 'a\nb'}.get(text, text.strip('`'))
         try: check_path(path, for_write=True)
@@ -167,7 +167,7 @@ def test_layer_bank_choices_match_the_code():
     enc = {'`[True, False]` (booleans)': [['x', "<class 'bool'>"]], '`[0.25, None]`': [['f', (0.25).hex()], None],
            "`[float('nan'), 0.5]`": [['f', float('nan').hex()], ['f', (0.5).hex()]],
            '`[1.5, 0.0]`': [['f', (1.5).hex()], ['f', (0.0).hex()]], "`['1', '0']` (strings)": [['x', "<class 'str'>"]]}
-    _marks(_bank('05_sandbox')['sandbox-values'], lambda t: any(decode_value(e)[1] for e in enc[t]))
+    _marks(_bank('05b_harness')['sandbox-values'], lambda t: any(decode_value(e)[1] for e in enc[t]))
 
 def test_quoted_defaults_match_the_code():
     "Defaults and constants that questions quote in their text."

@@ -7,7 +7,9 @@ with its expected values. In CI (`CI=true`) nothing here skips: a missing bubble
 import dataclasses, hashlib, json, os, shutil, socket, subprocess, sys, tempfile, threading, time
 import pytest
 from agentforge import sandbox as sb
-from agentforge.sandbox import HARNESS_PATH, Limits, RewardWorker, SandboxUnsafe, run_rewards
+from agentforge.sandbox import HARNESS_PATH, Limits, SandboxUnsafe
+from agentforge.harness import ensure_safe
+from agentforge.worker import RewardWorker, run_rewards
 from agentforge.tasks import CANARY_PREFIX, hidden_path, hidden_split
 from agentforge.families import get_family
 
@@ -132,7 +134,7 @@ def test_none_means_not_applicable_and_extra_columns(guard, tmp_path):
 
 @needs_bwrap
 def test_canary_run_passes_and_reports_isolation():
-    rep = sb.ensure_safe(force=True)
+    rep = ensure_safe(force=True)
     assert {k: rep[k] for k in ('read', 'connect', 'listener_hit', 'data_dir', 'write_usr', 'fork')} == dict(
         read=False, connect=False, listener_hit=False, data_dir=False, write_usr=False, fork=False)
 
@@ -412,17 +414,17 @@ def test_sandbox_that_never_starts_is_infra(tmp_path, monkeypatch):
 def test_canary_fails_closed_when_a_host_path_leaks(monkeypatch):
     real = sb.sandbox_binds
     monkeypatch.setattr(sb, 'sandbox_binds', lambda: (real()[0] + [('/tmp', '/tmp')], real()[1]))
-    with pytest.raises(SandboxUnsafe, match='AGENTFORGE_DATA_DIR'): sb.ensure_safe(force=True)   # the bind check first
+    with pytest.raises(SandboxUnsafe, match='AGENTFORGE_DATA_DIR'): ensure_safe(force=True)   # the bind check first
     monkeypatch.undo()
     leak = tempfile.mkdtemp(prefix='af-leak-', dir='/var/tmp')      # a host dir that a buggy bind list exposes
     try:
         mkdtemp = tempfile.mkdtemp
         monkeypatch.setattr(sb, 'sandbox_binds', lambda: (real()[0] + [(leak, leak)], real()[1]))
         monkeypatch.setattr(tempfile, 'mkdtemp', lambda prefix='': mkdtemp(prefix=prefix, dir=leak))
-        with pytest.raises(SandboxUnsafe, match='host-only file'): sb.ensure_safe(force=True)
+        with pytest.raises(SandboxUnsafe, match='host-only file'): ensure_safe(force=True)
         monkeypatch.undo()
     finally: shutil.rmtree(leak)
-    sb.ensure_safe(force=True)
+    ensure_safe(force=True)
 
 
 @needs_bwrap
