@@ -5,7 +5,7 @@ Run: .venv/bin/python bench/pool.py [--quick] [--n N] [--util-jobs M] [--no-ray]
 (a) per-job scheduling overhead, local backend, 1 slot: (wall of N no-op jobs through the pool - wall of the same N
     no-op child processes launched directly, one after another) / N; target <= 50 ms. Rounds alternate direct and pool
     runs so that both see the same machine load. The direct child imports the job module only; the pool's child also
-    imports agentforge.pool (its runner), shown separately.
+    imports agentforge.attempt (its runner), shown separately.
 (b) slot utilisation: M queued jobs that each sleep 0.2 s, on 2 slots: sum(busy) / (2 x wall), target >= 95 %, with busy
     measured two ways: slot occupancy (claim -> commit, from the queue) and the job function's own run time.
 (c) Ray backend vs local: the same N no-op jobs on 2 slots each; (wall_ray - wall_local) / N, and Ray's start time.
@@ -40,7 +40,7 @@ def through_pool(n:int, slots:int=1, backend:str='local', fn:str='pool_jobs:noop
 def overhead(n:int, rounds:int):
     print(f'(a) scheduling overhead, local backend, 1 slot, {n} no-op jobs x {rounds} rounds')
     plain = 'import pool_jobs; pool_jobs.noop(None)'
-    runner = 'import agentforge.pool, pool_jobs'
+    runner = 'import agentforge.attempt, pool_jobs'
     per = []
     for r in range(rounds):
         d = direct(n, plain); w, pool = through_pool(n); i = direct(n, runner)
