@@ -15,7 +15,7 @@ from .durable import commit_checkpoint, latest_checkpoint, publish_dir, write_at
 from .presets import require_weights
 from .student import student_id
 from .sandbox import Limits, RewardWorker
-from .spec import Spec, load_spec
+from .schema import Spec, load_spec
 from .rows import RESERVED_COLUMNS, load_rows
 from .tasks import absolute, as_messages, cache_dir, state_env
 

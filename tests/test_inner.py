@@ -16,7 +16,7 @@ from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student
                               train_spec, training_dataset)
 from agentforge.pool import Pool
 from agentforge.durable import ResumeMismatch
-from agentforge.spec import load_spec
+from agentforge.schema import load_spec
 from agentforge.rows import example_spec, load_rows
 from agentforge.tasks import HIDDEN_SIZE
 
