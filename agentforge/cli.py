@@ -138,7 +138,8 @@ def train(path:Path=typer.Argument(..., help='the spec folder'),
           as_json:bool=typer.Option(False, '--json', help='print the result as one JSON object'),
           library:Optional[str]=LIBRARY):
     from agentforge.presets import WeightsUnavailable, require_weights
-    from agentforge.spec import SpecError, load_spec
+    from agentforge.schema import load_spec
+    from agentforge.spec import SpecError
     path = absolute(path)
     if not path.is_dir(): fail(f"error: {path} is not a folder: pass the spec folder that holds task.yaml")
     try: require_weights(student or load_spec(path).student)   # before torch is imported, the probe or any job
@@ -168,7 +169,7 @@ def _submit_inner(root:Path, spec:Path, student, seed:int, samples:int):
     "Queue an inner job by content (inner.submit_inner): resubmitting the same spec never queues it twice."
     from agentforge.inner import submit_inner
     from agentforge.pool import Pool
-    from agentforge.spec import load_spec
+    from agentforge.schema import load_spec
     name = load_spec(spec).resources['pool']
     pool = Pool(absolute(root), capacity={name: 1})
     job = submit_inner(pool, spec, student, seed, samples, retry_dead=False)

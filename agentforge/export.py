@@ -10,7 +10,7 @@ from pathlib import Path
 import yaml
 from . import __version__, rewards as R, tasks
 from .families import get_family
-from .spec import STUDENTS, load_spec
+from .schema import STUDENTS, load_spec
 from .rows import example_doc, load_rows
 from .tasks import absolute, as_messages
 from .durable import write_atomic

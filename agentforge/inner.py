@@ -14,7 +14,7 @@ from .presets import require_weights
 from .student import student_id
 from .sandbox import Limits
 from .worker import RewardWorker
-from .spec import Spec, load_spec
+from .schema import Spec, load_spec
 from .rows import RESERVED_COLUMNS, load_rows
 from .scoring import paired_se, pre_scores, result_key, result_path, score_hidden
 from .tasks import absolute, as_messages

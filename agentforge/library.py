@@ -13,7 +13,8 @@ from fastcore.basics import patch
 from pathlib import Path
 from .durable import publish_dir
 from .families import get_family
-from .spec import folder_digest, load_spec, spec_files
+from .schema import load_spec
+from .spec import folder_digest, spec_files
 from .tasks import absolute, data_dir
 
 # %% auto #0

@@ -12,7 +12,8 @@ from .tasks import CANARY_PREFIX, DEV_SEED, LEVELS, as_messages, generate, hidde
 from .tasks import cache_dir
 from .durable import write_atomic
 from .families import get_family
-from .spec import QUOTAS, Spec, SpecError, load_spec
+from .schema import Spec, load_spec
+from .spec import QUOTAS, SpecError
 from .rows import load_rows
 from .rewards import combine, make_reward
 from .safefs import read_tree

@@ -12,7 +12,7 @@ from .grading import SAMPLES
 from .warm import call
 from .durable import write_atomic
 from .student import student_id
-from .spec import Spec
+from .schema import Spec
 from .tasks import absolute, cache_dir, state_env
 
 # %% auto #0

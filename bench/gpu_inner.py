@@ -33,7 +33,7 @@ def build_random_student(preset:str, folder:Path, rehearsal:bool) -> Path:
 def main(a):
     import torch, trl, transformers
     from agentforge.inner import has_vllm, train_spec
-    from agentforge.spec import load_spec
+    from agentforge.schema import load_spec
     from agentforge.rows import example_spec, load_rows
     device = 'cpu' if a.cpu_rehearsal else 'cuda'
     if device == 'cuda' and not torch.cuda.is_available(): raise SystemExit('no CUDA device: use --cpu-rehearsal on a CPU')

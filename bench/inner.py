@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 from agentforge.families import FAMILIES
 from agentforge.inner import grpo_config, load_student_model, reward_functions, run_inner, train_spec, training_dataset
-from agentforge.spec import load_spec
+from agentforge.schema import load_spec
 from agentforge.rows import example_spec, load_rows
 
 def make_spec(family:str, where:Path, hidden:Path, overrides:dict) -> Path:

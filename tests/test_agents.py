@@ -91,7 +91,7 @@ def test_write_spec_is_the_family_template():
     assert lenient == [dict(r, weight=r['weight'] / 2) for r in ref['rewards']] + [dict(use='contains_answer', weight=0.5)]
 
 def test_write_spec_levels_resolve_to_the_family_level_params(tmp_path):
-    from agentforge.spec import load_spec
+    from agentforge.schema import load_spec
     for lv in (1, 2, 3):
         d = tmp_path / str(lv); d.mkdir(); (d / 'task.yaml').write_text(write_spec('arithmetic', dict(HEURISTIC, level=lv)))
         from agentforge.families import get_family

@@ -17,7 +17,7 @@ from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student
 from agentforge.scoring import result_key, score_hidden
 from agentforge.pool import Pool
 from agentforge.durable import ResumeMismatch
-from agentforge.spec import load_spec
+from agentforge.schema import load_spec
 from agentforge.rows import example_spec, load_rows
 from agentforge.tasks import HIDDEN_SIZE
 

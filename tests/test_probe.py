@@ -159,7 +159,7 @@ def test_generated_rows_pass_the_answer_in_prompt_gate_at_every_level(tmp_path, 
     level 1 (67% on average, up to 81%) failed a fresh machine's CI."""
     from agentforge.agents import write_spec
     from agentforge.probe import check_dataset
-    from agentforge.spec import load_spec
+    from agentforge.schema import load_spec
     from agentforge.tasks import LEVELS, generate
     fam = get_family(family)
     for lv in LEVELS:
@@ -174,7 +174,7 @@ def test_answer_in_prompt_gate_still_catches_given_answers(tmp_path, platform):
     "The bar moved to the generator's own rate; answers appended to the prompts still fail, in both data modes."
     from agentforge.agents import write_spec
     from agentforge.probe import check_dataset
-    from agentforge.spec import load_spec
+    from agentforge.schema import load_spec
     from agentforge.tasks import generate
     for family in FAMS:
         if family == 'multihop_lookup': continue   # its answer is always in the context: nothing to give away

@@ -115,7 +115,8 @@ def test_layer_bank_numbers_match_the_code():
     import inspect, random
     from agentforge.families import Arithmetic, UnitConversion
     from agentforge.presets import presets_for
-    from agentforge.spec import QUOTAS, check_task
+    from agentforge.schema import check_task
+    from agentforge.spec import QUOTAS
     from agentforge.rows import example_doc
     from agentforge.rewards import combine, length_penalty, numeric_match
     from agentforge.sandbox import Limits
@@ -131,12 +132,11 @@ def test_layer_bank_numbers_match_the_code():
     _close(fam['families-wrong-factor'], int(UnitConversion().distractor(None, '', '7000', dict(x=7, factor=1000, direction='up'))))
     _marks(fam['families-integer-score'], lambda t: Arithmetic().score(t, '1024'))
     _close(_bank('03_presets')['presets-student-count'], len(presets_for('student')))
-    spec = _bank('04_spec')
-    _close(spec['spec-max-files'], QUOTAS['max_files'])
+    _close(_bank('04_spec')['spec-max-files'], QUOTAS['max_files'])
     doc = example_doc('arithmetic')
     doc['grpo'].update(num_generations=8, per_device_train_batch_size=12)
     msg = next(p.message for p in check_task(doc) if p.field == 'grpo.per_device_train_batch_size')
-    _close(spec['spec-batch-suggestion'], int(msg.rsplit('e.g. ', 1)[1]))
+    _close(_bank('04b_schema')['schema-batch-suggestion'], int(msg.rsplit('e.g. ', 1)[1]))
     rw = _bank('04a_rewards')
     _close(rw['rewards-combine-none'], combine([[None], [1.0]], [1.0, 0.2])[0])
     _close(rw['rewards-length-penalty'], length_penalty([None], ['x' * 15], [''], target=10)[0])

@@ -123,7 +123,8 @@ def test_an_isolated_process_given_only_the_data_dir_finds_the_family(data):
     assert p.stdout.split() == ['40', '20', 'numeric']
 
 def test_spec_schema_knows_your_family_and_its_row_count(data, tmp_path):
-    from agentforge.spec import SpecError, load_spec
+    from agentforge.schema import load_spec
+    from agentforge.spec import SpecError
     from agentforge.rows import example_doc
     import yaml
     rows = arith_rows(60)

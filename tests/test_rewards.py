@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from agentforge.families import NAMES, get_family
 from agentforge.rewards import (BUILTINS, REQUIRED, choice_match, combine, completion_text, contains_answer, exact_match,
                                 first_number, format_regex, length_penalty, make_reward, numeric_match, risky_regex)
-from agentforge.spec import RewardEntry
+from agentforge.schema import RewardEntry
 from agentforge.tasks import dev_split
 
 

@@ -13,7 +13,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from agentforge.families import FAMILIES, get_family
-from agentforge.spec import GRPO_RANGES, PROBLEM_CODES, QUOTAS, RESOURCE_RANGES, STUDENTS, Problem, RewardEntry, Spec, SpecError, check_task, check_tree, load_spec, parse_task_yaml, read_spec_file
+from agentforge.schema import GRPO_RANGES, RESOURCE_RANGES, STUDENTS, RewardEntry, Spec, check_task, load_spec
+from agentforge.spec import PROBLEM_CODES, QUOTAS, Problem, SpecError, check_tree, parse_task_yaml, read_spec_file
 from agentforge.rows import example_spec, load_rows
 from agentforge.tasks import CANARY_PREFIX, hidden_keys, hidden_path, hidden_split, prompt_key
 
@@ -97,7 +98,7 @@ def test_example_spec_rewards():
 
 def test_spec_checking_imports_no_torch():
     import subprocess, sys
-    code = "import sys, agentforge.spec; print('torch' in sys.modules)"
+    code = "import sys, agentforge.schema; print('torch' in sys.modules)"
     assert subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, check=True).stdout.strip() == 'False'
 
 

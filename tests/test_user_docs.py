@@ -2,7 +2,7 @@
 import inspect, json, re
 from pathlib import Path
 import pytest
-from agentforge import probe, rewards, rows, sandbox, spec, tasks, workspace
+from agentforge import probe, rewards, rows, sandbox, schema, spec, tasks, workspace
 from agentforge.families import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ def _rows(section:str) -> dict:
         for i, k in enumerate(keys.split(',')): out[k.strip(' `').split('.', 1)[1]] = (text, spans[i:i + 1])
     return out
 
-@pytest.mark.parametrize('section,ranges', [('grpo', spec.GRPO_RANGES), ('resources', spec.RESOURCE_RANGES)])
+@pytest.mark.parametrize('section,ranges', [('grpo', schema.GRPO_RANGES), ('resources', schema.RESOURCE_RANGES)])
 def test_ranges_table_matches_the_code(section, ranges):
     rows = _rows(section)
     fields = {f'{k}.{j}' if isinstance(r, dict) else k: s for k, r in ranges.items()
@@ -47,7 +47,7 @@ def test_ranges_table_matches_the_code(section, ranges):
 def test_levels_students_families_and_columns():
     assert tasks.LEVELS == (1, 2, 3) and '1, 2 or 3' in TASK_F
     assert f"({tasks.EVAL_LEVEL}, the default, is the hidden eval's mix)" in TASK_F
-    assert ' | '.join(spec.STUDENTS) in TASK
+    assert ' | '.join(schema.STUDENTS) in TASK
     assert all(f'`{f}`' in TASK for f in FAMILIES)
     assert all(f'`{c}`' in TASK for c in rows.RESERVED_COLUMNS)
 
