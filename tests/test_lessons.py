@@ -83,7 +83,7 @@ def _code_defaults(module:Path, cls:str, fn:str, fn_module:Path|None=None) -> tu
 def test_outer_lesson_quotes_the_codes_defaults():
     "11_outer teaches the per-episode loss as the default: every default it quotes is OuterConfig's."
     defaults, tw = _code_defaults(ROOT / 'agentforge' / 'config.py', 'OuterConfig', 'token_weights',
-                                  ROOT / 'agentforge' / 'outer.py')   # OuterConfig lives in lesson 10b
+                                  ROOT / 'agentforge' / 'grpo.py')   # OuterConfig lives in lesson 10b
     nb = bl.load_nb('11_outer')
     text = '\n'.join(bl._src(c) for c in nb['cells'] if c['cell_type'] == 'markdown')
     quoted = {k: v for k, v in _quoted_defaults(text).items() if k in defaults}

@@ -1,13 +1,13 @@
-"""agentforge.outer: advantages and loss against hand-computed numbers, masking, LoRA-only updates, tied groups that
+"""agentforge.outer (and the objective it imports, agentforge.grpo): advantages and loss against hand-computed numbers, masking, LoRA-only updates, tied groups that
 skip the step, and a SIGKILLed run that resumes to the same metrics and adapter as an uninterrupted one."""
 import dataclasses, os, subprocess, sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 import pytest, torch
-from agentforge import outer
-from agentforge.outer import (OuterConfig, Sample, collate, group_advantages, jobs_for_step, make_optimizer, pg_loss,
-                              read_metrics, samples_from, token_logprobs, train, update)
+from agentforge import grpo, outer
+from agentforge.grpo import Sample, collate, group_advantages, pg_loss, samples_from, token_logprobs
+from agentforge.outer import OuterConfig, jobs_for_step, make_optimizer, read_metrics, train, update
 from agentforge.durable import ResumeMismatch
 
 CFG = OuterConfig(steps=4, group_size=4, briefs_per_step=2, learning_rate=2e-2, micro_batch=3,
@@ -251,7 +251,7 @@ def test_episode_weighting_cancels_a_shared_template():
     with torch.no_grad():
         prompt = agent.tok.encode('brief: x')
         comp = agent.tok.encode('rewards: [{use: exact_match}]') + [agent.tok.eos_token_id]
-        lp = outer.token_logprobs(agent.model, torch.tensor([prompt + comp]), torch.ones(1, len(prompt + comp), dtype=torch.long))
+        lp = grpo.token_logprobs(agent.model, torch.tensor([prompt + comp]), torch.ones(1, len(prompt + comp), dtype=torch.long))
     turn = dict(prompt_ids=prompt, completion_ids=comp, logprobs=lp[0, len(prompt):].tolist())
     group = [[Record('x', 0, [turn] * 3, dict(total=0.0, validation=0.0, uplift=0.0, speed=0.0)),
               Record('x', 1, [turn], dict(total=1.0, validation=1.0, uplift=0.0, speed=0.0))]]

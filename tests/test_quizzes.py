@@ -42,10 +42,10 @@ def test_transfer_numeric_answer_matches_the_code():
     assert abs(paired_diff_ci([0.50, 0.60, 0.40, 0.70], [0.30, 0.50, 0.40, 0.40])['mean'] - q['answer']) <= q['tolerance']
 
 def test_outer_numeric_answer_matches_the_code():
-    outer = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '11_outer.yaml').read_text())}
+    outer = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '11a_grpo.yaml').read_text())}
     import torch
-    from agentforge.outer import group_advantages
-    q = outer['outer-advantage-winner']
+    from agentforge.grpo import group_advantages
+    q = outer['grpo-advantage-winner']
     assert abs(group_advantages(torch.tensor([1., 0., 0., 0.]))[0].item() - q['answer']) <= q['tolerance']
 
 def test_agents_and_episode_numeric_answers_match_the_code():
@@ -70,8 +70,8 @@ def test_paired_se_numeric_answer_matches_the_code():
 
 def test_credit_and_curve_numeric_answers_match_the_code():
     from types import SimpleNamespace
-    from agentforge.outer import samples_from
-    q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '11_outer.yaml').read_text())}['outer-credit-rejected-spec']
+    from agentforge.grpo import samples_from
+    q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '11a_grpo.yaml').read_text())}['grpo-credit-rejected-spec']
     def rec(total, subs):
         return SimpleNamespace(reward=dict(total=total),
                                turns=[dict(prompt_ids=[1], completion_ids=[10 + n], logprobs=[-1.0]) for n in range(len(subs))],
@@ -175,7 +175,8 @@ def test_quoted_defaults_match_the_code():
     from agentforge.episode import MAX_DEAD_SHARE, Budgets
     from agentforge.grading import SAMPLES, WEIGHTS
     from agentforge.tasks import HIDDEN_SIZE
-    from agentforge.outer import OuterConfig, token_weights, Sample
+    from agentforge.config import OuterConfig
+    from agentforge.grpo import Sample, token_weights
     from agentforge.agents import KNOBS
     from agentforge.student import build_student
     assert Budgets().max_unusable == 1 and MAX_DEAD_SHARE == 0.25          # 10_episode: unusable turn, "a quarter"
@@ -185,7 +186,7 @@ def test_quoted_defaults_match_the_code():
     assert 'samples=4)' in inspect.getsource(build_student)              # 03b: the band is sampled, 4 per dev item
     assert OuterConfig().loss_agg == 'episode'                             # 11_outer: the default aggregation
     s = lambda ep, n: Sample([1], [2] * n, [0.0] * n, 1.0, ep)
-    _close(_bank('11_outer')['outer-token-weight'], token_weights([s(0, 4), s(0, 6), s(1, 40)])[0])
+    _close(_bank('11a_grpo')['grpo-token-weight'], token_weights([s(0, 4), s(0, 6), s(1, 40)])[0])
     n = 1
     for v in KNOBS.values(): n *= len(v)
     assert f'{n:,}' in _bank('09_agents')['agents-design-space-size']['feedback']   # "1,296 specs per family"
