@@ -185,7 +185,7 @@ _ROOT = typer.Option(Path('runs/pool'), help='the pool root (holds queue.db and 
 @pool_app.command('status')
 def pool_status(root:Path=_ROOT):
     "Counts per pool and state, then the running jobs."
-    from agentforge.pool import status_table
+    from agentforge.runner import status_table
     if not (root / 'queue.db').exists():
         fail(f"error: no pool at {root} (no queue.db): pass --root, or submit a job first")
     typer.echo(status_table(root))
@@ -199,7 +199,7 @@ def pool_worker(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named 
                 warm:bool=typer.Option(True, help='local backend, inner pool: fork each job from a process that '
                                        'imported torch and TRL once (--no-warm: a fresh interpreter per job)')):
     "Serve one pool from this process until stopped (SIGTERM: graceful) or, with --until-idle, until it is empty."
-    from agentforge.pool import run_worker
+    from agentforge.runner import run_worker
     from agentforge.warm import INNER
     if backend not in ('local', 'ray'): fail(f"error: --backend is 'local' or 'ray', got {backend!r}")
     preload = INNER if warm and pool == 'inner' else None
@@ -209,7 +209,7 @@ def pool_worker(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named 
 def pool_drain(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named pool to drain'),
                timeout:Optional[float]=typer.Option(None, help='give up after this many seconds (exit 2)')):
     "Stop workers of a pool claiming new jobs and wait for the running ones to finish; `worker` lifts the drain."
-    from agentforge.pool import drain
+    from agentforge.runner import drain
     try: typer.echo(json.dumps(drain(root, pool, timeout)))
     except TimeoutError as e: fail(f"error: {e}")
 

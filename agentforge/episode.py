@@ -236,6 +236,7 @@ def train_and_grade(records:list, run_dir, # the records to grade; the run's fol
                     env:EpisodeEnv|None=None, **fields) -> list: # the environment, or its fields (EpisodeEnv)
     "Phases 2 and 3: run every validated spec's inner job (cache first, then the pool, `slots` at a time) and grade."
     from agentforge.inner import inner_outcome, submit_inner
+    from agentforge.runner import work
     env, run_dir = episode_env(env, **fields), absolute(run_dir)
     w, slots = get_weights(env.weights), env.slots
     todo = [r for r in records if r.validated_on and (w.uplift or w.speed)]
@@ -247,7 +248,7 @@ def train_and_grade(records:list, run_dir, # the records to grade; the run's fol
                                 pool_name='inner') for r in todo}
     stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
     if pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once, each job a fresh fork
-        pool.work('inner', slots=slots, until_idle=True, stop=stop, warm=INNER)
+        work(pool, 'inner', slots=slots, until_idle=True, stop=stop, warm=INNER)
     if stop.is_set():
         raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
     for r in todo:

@@ -24,6 +24,7 @@ def grid(briefs:list, slots:int, work:Path) -> list:
     from agentforge.inner import inner_outcome, submit_inner
     from agentforge.landscape import _spec_folder
     from agentforge.probe import validate
+    from agentforge.runner import work as serve
     from agentforge.warm import INNER
     pool, plan, t0 = _pool(work, work / 'pool', slots), [], time.monotonic()
     for brief in briefs:
@@ -35,7 +36,7 @@ def grid(briefs:list, slots:int, work:Path) -> list:
             plan.append((brief, c, rep, job))
     queued = sum(j is not None and j.id is not None for *_, j in plan)
     print(f'{len(plan)} specs, {sum(j is not None for *_, j in plan)} valid, {queued} to train', file=sys.stderr)
-    if pool.counts().get('inner', {}).get('queued'): pool.work('inner', slots=slots, until_idle=True, warm=INNER)
+    if pool.counts().get('inner', {}).get('queued'): serve(pool, 'inner', slots=slots, until_idle=True, warm=INNER)
     rows = []
     for brief, c, rep, job in plan:
         row = dict(brief=brief, **c, validated=rep.validated, reason=rep.reason)

@@ -17,6 +17,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent.parent / 'tests'
 sys.path.insert(0, str(TESTS))
 from agentforge.pool import Pool   # noqa: E402
+from agentforge.runner import work   # noqa: E402
 
 
 def direct(n:int, code:str) -> float:
@@ -31,7 +32,7 @@ def through_pool(n:int, slots:int=1, backend:str='local', fn:str='pool_jobs:noop
     root = Path(tempfile.mkdtemp(prefix='bench-pool-'))
     pool = Pool(root, capacity={'inner': slots}, cwd=TESTS)
     for i in range(n): pool.submit(fn, args(i) if args else {})
-    t = time.perf_counter(); stats = pool.work('inner', slots=slots, backend=backend, lease_s=30)
+    t = time.perf_counter(); stats = work(pool, 'inner', slots=slots, backend=backend, lease_s=30)
     wall = time.perf_counter() - t
     assert stats == {'done': n}, stats
     return wall, pool

@@ -20,6 +20,7 @@ from agentforge.agents import HEURISTIC, write_spec
 from agentforge.inner import inner_outcome, submit_inner
 from agentforge.scoring import pre_score
 from agentforge.pool import Pool
+from agentforge.runner import work
 from agentforge.warm import INNER
 
 def batch(spec:Path, seeds:list, warm:bool, cache:Path, slots:int=1) -> dict:
@@ -27,7 +28,7 @@ def batch(spec:Path, seeds:list, warm:bool, cache:Path, slots:int=1) -> dict:
     pool = Pool(tempfile.mkdtemp(prefix='bench-warm-'), capacity={'inner': slots}, env=dict(OMP_NUM_THREADS=threads))
     jobs = [submit_inner(pool, spec, seed=s, cache_root=cache) for s in seeds]
     t = time.monotonic()
-    stats = pool.work('inner', slots=slots, until_idle=True, warm=INNER if warm else None)
+    stats = work(pool, 'inner', slots=slots, until_idle=True, warm=INNER if warm else None)
     wall = time.monotonic() - t
     outs = [inner_outcome(pool, j, cache) for j in jobs]
     assert all(o['state'] == 'done' for o in outs), (stats, [o['error'] for o in outs])

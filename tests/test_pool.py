@@ -8,26 +8,28 @@ forked from a warm process (`warm`, `agentforge.warm`), the way inner jobs run.
 import json, os, secrets, shutil, signal, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 import pytest
-from agentforge.pool import Pool, TERMINAL, drain, status_table
+from agentforge.pool import Pool, TERMINAL
+import agentforge.runner as runner
+from agentforge.runner import drain, status_table
 from agentforge.durable import CheckpointCorrupt, ResumeMismatch, latest_checkpoint, save_checkpoint, verify_checkpoint
 import pool_jobs
 
 TESTS = Path(__file__).parent
 # An orchestrator in its own process: argv = root, until_idle (0/1), lease_s, worker name.
-ORCH = ("import sys; from agentforge.pool import Pool; "
+ORCH = ("import sys; from agentforge.pool import Pool; from agentforge.runner import work; "
         "p = Pool(sys.argv[1], capacity={'inner': 2}, backoff_s=0.05, cwd=sys.argv[5]); "
-        "print(p.work('inner', until_idle=sys.argv[2] == '1', lease_s=float(sys.argv[3]), grace_s=1.0, name=sys.argv[4], "
+        "print(work(p, 'inner', until_idle=sys.argv[2] == '1', lease_s=float(sys.argv[3]), grace_s=1.0, name=sys.argv[4], "
         "warm=('json',) if sys.argv[6] == 'warm' else None), flush=True)")
 MODE = {'warm': False}  # set per test by the `mode` fixture
 
 
 @pytest.fixture(params=['cold', 'warm'], autouse=True)
 def mode(request, monkeypatch):
-    "Run the test with cold attempts, then with warm ones (every Pool.work call in this process, and the orchestrators)."
+    "Run the test with cold attempts, then with warm ones (every runner.work call in this process, and the orchestrators)."
     if request.param == 'warm':
         if 'ray' in request.node.name: pytest.skip('the Ray backend runs attempts cold in either mode')
-        work = Pool.work
-        monkeypatch.setattr(Pool, 'work', lambda self, *a, **kw: work(self, *a, **{'warm': ('json',), **kw}))
+        work = runner.work
+        monkeypatch.setattr(runner, 'work', lambda p, *a, **kw: work(p, *a, **{'warm': ('json',), **kw}))
     monkeypatch.setitem(MODE, 'warm', request.param == 'warm')
     return request.param
 
@@ -51,9 +53,9 @@ def mkpool(tmp_path, **kw) -> Pool:
 
 
 def in_thread(pool, **kw):
-    "Run pool.work in a thread; return (thread, stats dict filled when it ends)."
+    "Run runner.work on pool in a thread; return (thread, stats dict filled when it ends)."
     out = {}
-    t = threading.Thread(target=lambda: out.update(pool.work('inner', **kw)), daemon=True); t.start()
+    t = threading.Thread(target=lambda: out.update(runner.work(pool, 'inner', **kw)), daemon=True); t.start()
     return t, out
 
 
@@ -78,7 +80,7 @@ def test_round_trip(tmp_path):
     jid = pool.submit('pool_jobs:echo', {'a': 1, 'b': [2, 3]}, key='rt', priority=3, max_attempts=2, time_limit_s=60)
     job = pool.get(jid)
     assert (job.state, job.attempts, job.key, job.priority, job.max_attempts, job.time_limit_s) == ('queued', 0, 'rt', 3, 2, 60)
-    stats = pool.work('inner', lease_s=5)
+    stats = runner.work(pool, 'inner', lease_s=5)
     job = pool.get(jid)
     assert stats == {'done': 1}
     assert job.state == 'done' and job.attempts == 1 and job.error is None and job.worker and job.pid
@@ -100,7 +102,7 @@ def test_attempts_run_with_the_pools_torch_threads(tmp_path, monkeypatch):
     monkeypatch.delenv('OMP_NUM_THREADS', raising=False)                        # the warm process's own default: all cores
     pool = mkpool(tmp_path, env={'OMP_NUM_THREADS': '1'})
     jid = pool.submit('pool_jobs:threads', {})
-    pool.work('inner', lease_s=10, warm=('torch',) if MODE['warm'] else None)
+    runner.work(pool, 'inner', lease_s=10, warm=('torch',) if MODE['warm'] else None)
     assert pool.get(jid).result == {'torch': 1, 'omp': '1'}
 
 
@@ -113,8 +115,8 @@ def test_a_warm_child_sets_torch_threads_from_its_env_whatever_the_warm_process_
     try:
         pool = mkpool(tmp_path, env={'OMP_NUM_THREADS': '1'})
         jid = pool.submit('pool_jobs:threads', {})
-        monkeypatch.setattr('agentforge.pool._start_warm', lambda preload, env=None: w)   # this warm process, not the pool's
-        pool.work('inner', lease_s=10, warm=('torch',))
+        monkeypatch.setattr('agentforge.runner._start_warm', lambda preload, env=None: w)   # this warm process, not the pool's
+        runner.work(pool, 'inner', lease_s=10, warm=('torch',))
         assert pool.get(jid).result == {'torch': 1, 'omp': '1'}
     finally: w.close()
 
@@ -132,9 +134,9 @@ def test_same_key_from_10_threads(tmp_path):
     for t in threads: t.join()
     assert errors == [] and len(ids) == 10 and len(set(ids)) == 1
     assert pool.db.execute('SELECT count(*) FROM jobs').fetchone()[0] == 1
-    pool.work('inner', lease_s=5)
+    runner.work(pool, 'inner', lease_s=5)
     pool.submit('pool_jobs:record', {'ledger': str(ledger), 'name': 'once'}, key='episode-7')   # a late retry: still no new job
-    pool.work('inner', lease_s=5)
+    runner.work(pool, 'inner', lease_s=5)
     assert ledger_lines(ledger) == ['start once 1', 'done once']
     with pytest.raises(ValueError, match='already submitted'): pool.submit('pool_jobs:noop', key='episode-7')
 
@@ -184,7 +186,7 @@ def test_corrupt_newest_checkpoint_falls_back_and_says_which_file(tmp_path):
     ck = pool.job_dir(jid) / 'ckpt'
     for s in (1, 2): save_checkpoint(ck, s, {'state.json': json.dumps({'state': pool_jobs.ckpt_state(s)}).encode()}, meta)
     bad = ck / 'step-2' / 'state.json'; bad.write_text(json.dumps({'state': 12345}))
-    pool.work('inner', lease_s=5)
+    runner.work(pool, 'inner', lease_s=5)
     job = pool.get(jid)
     assert job.state == 'done' and job.result['state'] == pool_jobs.ckpt_state(4)
     assert job.result['resumed_from'] == 'step-1' and job.result['skipped'] == [f'{bad}: sha256 mismatch']
@@ -209,7 +211,7 @@ def test_checkpoint_helpers_and_changed_config(tmp_path):
     pool = mkpool(tmp_path)                              # as a job: the changed config is a failed attempt, not a resume
     jid = pool.submit('pool_jobs:ckpt_train', {'steps': 2, 'meta': {'config': 'c2'}}, max_attempts=1)
     save_checkpoint(pool.job_dir(jid) / 'ckpt', 1, {'state.json': b'{"state": 1}'}, {'config': 'c1'})
-    pool.work('inner', lease_s=5)
+    runner.work(pool, 'inner', lease_s=5)
     job = pool.get(jid)
     assert job.state == 'dead' and 'ResumeMismatch' in job.error and "config: 'c1' then, 'c2' now" in job.error
 
@@ -259,7 +261,7 @@ def test_hung_orchestrator_loses_its_lease(tmp_path):
     try:
         child = wait_for(lambda: 'start h 1' in ledger_lines(ledger) and pool.get(jid).pid, what='A running the job')
         os.kill(a.pid, signal.SIGSTOP); os.kill(child, signal.SIGSTOP)
-        stats = pool.work('inner', lease_s=1.0, name='B')       # waits for A's lease to expire, then runs it
+        stats = runner.work(pool, 'inner', lease_s=1.0, name='B')       # waits for A's lease to expire, then runs it
         job = pool.get(jid)
         assert stats == {'done': 1} and (job.state, job.worker, job.attempts) == ('done', 'B', 2)
         os.kill(child, signal.SIGCONT); os.kill(a.pid, signal.SIGCONT)
@@ -282,7 +284,7 @@ def test_poison_job_goes_dead_others_flow(tmp_path):
     pool, ledger = mkpool(tmp_path), tmp_path / 'ledger'
     poison = pool.submit('pool_jobs:record', {'ledger': str(ledger), 'name': 'p', 'fail': True}, max_attempts=3, priority=1)
     ok = [pool.submit('pool_jobs:record', {'ledger': str(ledger), 'name': f'ok{i}'}) for i in range(5)]
-    stats = pool.work('inner', lease_s=5)
+    stats = runner.work(pool, 'inner', lease_s=5)
     job = pool.get(poison)
     assert (job.state, job.attempts) == ('dead', 3) and job.error.strip().endswith('ValueError: poison p')
     assert [e['event'] for e in pool.events(poison)].count('failed') == 2
@@ -295,13 +297,13 @@ def test_dead_job_stays_dead_unless_resubmitted_with_retry_dead(tmp_path):
     pool, ledger = mkpool(tmp_path), tmp_path / 'ledger'
     args = {'ledger': str(ledger), 'name': 'p', 'fail': True}
     jid = pool.submit('pool_jobs:record', args, key='poison', max_attempts=2)
-    pool.work('inner', lease_s=5)
+    runner.work(pool, 'inner', lease_s=5)
     assert pool.submit('pool_jobs:record', args, key='poison') == jid and pool.get(jid).state == 'dead'
     assert pool.submit('pool_jobs:record', args, key='poison', retry_dead=True) == jid
     job = pool.get(jid)
     assert (job.state, job.attempts, job.error) == ('queued', 0, None)
     assert [e['event'] for e in pool.events(jid)][-1] == 'resubmitted'
-    pool.work('inner', lease_s=5)
+    runner.work(pool, 'inner', lease_s=5)
     assert (pool.get(jid).state, ledger_lines(ledger).count('start p 2')) == ('dead', 2)   # two more real attempts
 
 
@@ -311,7 +313,7 @@ def test_root_is_absolute_whatever_the_working_directory(tmp_path, monkeypatch):
     pool = Pool('runs/q', capacity={'inner': 1}, cwd=TESTS)
     assert pool.root == tmp_path / 'runs' / 'q' and pool.job_dir('x').is_absolute()
     jid = pool.submit('pool_jobs:echo', {})
-    pool.work('inner', lease_s=5)
+    runner.work(pool, 'inner', lease_s=5)
     assert Path(pool.get(jid).result['job_dir']) == tmp_path / 'runs' / 'q' / 'jobs' / jid / 'work'
 
 
@@ -320,7 +322,7 @@ def test_time_limit_kills_the_process_group(tmp_path):
     "A job past time_limit_s is killed with everything it started (a grandchild `sleep`), counted, then dead."
     pool = mkpool(tmp_path)
     jid = pool.submit('pool_jobs:sleeper', {'seconds': 30}, time_limit_s=0.6, max_attempts=2)
-    t0 = time.monotonic(); pool.work('inner', lease_s=5)
+    t0 = time.monotonic(); runner.work(pool, 'inner', lease_s=5)
     job = pool.get(jid)
     assert (job.state, job.attempts) == ('dead', 2) and job.error == 'time limit: killed after 0.6 s'
     assert time.monotonic() - t0 < 10
@@ -352,7 +354,7 @@ def test_priorities_then_fifo(tmp_path):
     "With one slot, jobs start by priority (higher first), FIFO among equals."
     pool, ledger = mkpool(tmp_path), tmp_path / 'ledger'
     for i, p in enumerate([0, 5, 1, 5, -1, 1]): pool.submit('pool_jobs:record', {'ledger': str(ledger), 'name': f'p{i}'}, priority=p)
-    pool.work('inner', slots=1, lease_s=5)
+    runner.work(pool, 'inner', slots=1, lease_s=5)
     assert [l.split()[1] for l in ledger_lines(ledger) if l.startswith('start')] == ['p1', 'p3', 'p2', 'p5', 'p0', 'p4']
 
 
@@ -376,7 +378,7 @@ def test_disk_full_on_result_and_log(tmp_path):
         pool = mkpool(tmp_path)
         res = pool.submit('pool_jobs:huge_result', {'nbytes': 1_000_000, 'fake_enospc': not real}, max_attempts=1, priority=1)
         logj = pool.submit('pool_jobs:spam_log', {'nbytes': 1_000_000, 'fake_enospc': not real}, max_attempts=1)
-        pool.work('inner', slots=1, lease_s=5)
+        runner.work(pool, 'inner', slots=1, lease_s=5)
         a, b = pool.get(res), pool.get(logj)
         assert a.state == 'dead' and a.result is None and 'could not write the result' in a.error
         if real: assert 'No space left on device' in a.error
@@ -426,7 +428,7 @@ def test_drain_and_status(tmp_path):
     assert drain(pool.root, 'inner', timeout=20) == {'done': 1, 'queued': 2}
     t.join(5); assert not t.is_alive() and stats == {'done': 1}
     assert 'paused (draining): inner' in status_table(pool.root)
-    pool.resume('inner'); pool.work('inner', lease_s=5)
+    pool.resume('inner'); runner.work(pool, 'inner', lease_s=5)
     assert {pool.get(i).state for i in ids} == {'done'}
 
 
@@ -463,7 +465,7 @@ def test_ray_backend_same_results_kill_and_poison(tmp_path, ray_cluster):
     for backend in ('local', 'ray'):
         pool = Pool(tmp_path / backend, capacity={'inner': 2}, backoff_s=0.05, cwd=TESTS)
         ids = [pool.submit(fn, args) for fn, args in jobs]
-        pool.work('inner', backend=backend, lease_s=5)
+        runner.work(pool, 'inner', backend=backend, lease_s=5)
         results[backend] = [pool.get(i).result for i in ids]
         assert {pool.get(i).state for i in ids} == {'done'}
     assert results['ray'] == results['local'] and results['ray'][1] == {'y': 1}
