@@ -4,20 +4,20 @@
 
 # %% ../nbs/90_cli.ipynb #632c0218
 from __future__ import annotations
-import json, time
+import json
 from pathlib import Path
 from typing import Optional
 import typer
 from . import __version__
 from .tasks import absolute, cache_dir, data_dir, dev_split
-from .families import FAMILIES, family_names, get_family, is_family
+from .families import FAMILIES, family_names, get_family
 from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward
-from .practice import (LIBRARY, REUSE, _pick_agent, draft, export, fail, family_app, library_app,
-                                 library_root, open_library, reuse_root, spec_app)
+from .practice import LIBRARY, draft, export, fail, family_app, library_app, open_library, spec_app
+from .experiments import demo, episode, landscape, outer, transfer
 
 # %% auto #0
 __all__ = ['app', 'pool_app', 'families', 'brief', 'grade', 'student', 'validate', 'train', 'pool_status', 'pool_worker',
-           'pool_drain', 'demo', 'outer', 'transfer', 'episode', 'landscape', 'quiz']
+           'pool_drain', 'quiz']
 
 # %% ../nbs/90_cli.ipynb #a5c7f44a
 app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=(
@@ -213,186 +213,12 @@ def pool_drain(root:Path=_ROOT, pool:str=typer.Option('inner', help='the named p
     try: typer.echo(json.dumps(drain(root, pool, timeout)))
     except TimeoutError as e: fail(f"error: {e}")
 
-# %% ../nbs/90_cli.ipynb #473cd05f
-def _run_config(**kw):
-    "A RunConfig from CLI options, or a usage error that names the bad option."
-    from agentforge.config import RunConfig
-    try: return RunConfig.of(**kw)
-    except (TypeError, ValueError) as e: fail(f"bad run settings: {e}")
-
-def _run_opt(field:str, hint:str=''):
-    "A CLI option for a run setting: its help is the field's own comment and default (lesson 10b), plus a CLI `hint`."
-    from agentforge.config import default, describe
-    return typer.Option(None, help=f"{describe(field)}{'; ' + hint if hint else ''} (default {default(field)})")
-
-def _say(*a): typer.echo(' '.join(map(str, a)), err=True)
-
-def _demo_header(cfg, out:Path):
-    "The preflight, then the two tiny models built (first time) or loaded, with what each is, before the run starts."
-    from agentforge.run import preflight
-    from agentforge.student import load_student, student_manifest
-    from agentforge.cloning import build_agent_base
-    _say("agentforge demo: the whole two-loop run on CPU\n")
-    pre = preflight(cfg, out, say=_say)
-    _say("\n1. the tiny student (built once, then cached)")
-    t = time.time()
-    load_student()
-    man = student_manifest()
-    _say(f"   {man['params']:,} parameters{'' if pre['builds']['student'] else f', built in {time.time() - t:.0f} s'}; "
-         "dev score per family: " + ', '.join(f"{k} {v:.0%}" for k, v in man['dev_scores'].items()))
-    _say("\n2. the tiny agent, behaviour-cloned from scripted episodes (built once, then cached)")
-    t = time.time()
-    clone = json.loads((build_agent_base() / 'clone.json').read_text())
-    built = '' if pre['builds']['agent_base'] else f', built in {time.time() - t:.0f} s'
-    _say(f"   imitation loss {clone['first_loss']:.2f} -> {clone['last_loss']:.2f} on {clone['pairs']} turns of "
-         f"{clone['episodes']} scripted episodes{built}\n\n3. the two loops")
-
-# %% ../nbs/90_cli.ipynb #855bd144
-_HOLDOUT, _STEPS, _GROUP, _BRIEFS = (_run_opt(f) for f in ('holdout', 'steps', 'group_size', 'briefs_per_step'))
-_LR, _EVAL, _SLOTS = (_run_opt(f) for f in ('learning_rate', 'eval_per_family', 'slots'))
-_EVAL_TRAINED = _run_opt('eval_trained', "comma-separated ('none': none)")
-_CURVE_EVERY, _CURVE_SEEDS = _run_opt('curve_every'), _run_opt('curve_seeds')
-
-def _families(text:str|None) -> tuple|None:
-    "A comma-separated list of family ids as a tuple ('none' or '' is the empty tuple); None stays None."
-    return None if text is None else tuple(f.strip() for f in text.split(',') if f.strip() and f.strip() != 'none')
-_OUT = typer.Option(Path('runs/demo'), help='run folder: config, metrics, episodes, checkpoints, report')
-
-def _stopped(e):
-    "Exit 2 with the reason a run stopped (too many inner jobs died): its message names the first error and its log."
-    fail(f"\nerror: {e}")
-
-@app.command()
-def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
-         briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, eval_per_family:Optional[int]=_EVAL,
-         eval_trained:Optional[str]=_EVAL_TRAINED, slots:Optional[int]=_SLOTS, curve_every:Optional[int]=_CURVE_EVERY,
-         curve_seeds:Optional[int]=_CURVE_SEEDS, library:Optional[str]=LIBRARY):
-    """Run the whole two-loop experiment on CPU: outer LoRA-GRPO
-    on five families, transfer to the held-out one, a report."""
-    from agentforge.episode import InnerJobsFailed
-    from agentforge.config import freeze
-    from agentforge.run import two_loop
-    out = absolute(out)
-    cfg, t0 = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
-                          learning_rate=learning_rate, eval_per_family=eval_per_family,
-                          eval_trained=_families(eval_trained), slots=slots, curve_every=curve_every,
-                          curve_seeds=curve_seeds), time.time()
-    try: freeze(cfg, out)
-    except ValueError as e: fail(str(e))
-    _demo_header(cfg, out)
-    try: report = two_loop(cfg, out, library=library_root(library))
-    except InnerJobsFailed as e: _stopped(e)
-    typer.echo(f"\ndone in {time.time() - t0:.0f} s. Read {report} (plots in {out / 'plots'}); "
-               f"per-step metrics in {out / 'metrics.jsonl'}, transfer in {out / 'transfer.json'}.")
-
-@app.command()
-def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
-          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, slots:Optional[int]=_SLOTS,
-          curve_every:Optional[int]=_CURVE_EVERY, curve_seeds:Optional[int]=_CURVE_SEEDS,
-          library:Optional[str]=LIBRARY):
-    "RL-train the task-writing agent (outer LoRA-GRPO over episodes); resumable; metrics in OUT/metrics.jsonl."
-    from agentforge.episode import InnerJobsFailed
-    from agentforge.config import freeze
-    from agentforge.run import train_stage
-    from agentforge.outer import progress_text
-    out = absolute(out)
-    cfg = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
-                      learning_rate=learning_rate, slots=slots, curve_every=curve_every, curve_seeds=curve_seeds)
-    try: freeze(cfg, out)
-    except ValueError as e: fail(str(e))
-    try: rows = train_stage(cfg, out, library=library_root(library))[1]
-    except InnerJobsFailed as e: _stopped(e)
-    rew = [r['reward_mean'] for r in rows if r.get('reward_mean') is not None]
-    typer.echo(json.dumps(dict(steps=len(rows), reward_first=rows[0]['reward_mean'],
-                               reward_last=rows[-1]['reward_mean'],
-                               reward_peak=max(rew, default=None), last=progress_text(rows[-1])), indent=1))
-
-@app.command()
-def transfer(out:Path=typer.Option(Path('runs/demo'), help='a run folder trained by `outer` or `demo`')):
-    """Compare the trained agent with the untrained one and scripted
-    baselines on fresh briefs; writes transfer.json and report.md."""
-    from agentforge.episode import InnerJobsFailed
-    from agentforge.config import load_config
-    from agentforge.run import transfer_stage, train_stage
-    from agentforge.report import write_report
-    from agentforge.transfer import verdict_text
-    out = absolute(out)
-    try: cfg = load_config(out)
-    except FileNotFoundError as e: fail(f"{e}: run `agentforge outer --out {out}` first")
-    except ValueError as e: fail(f"{out}/config.yaml: {e}")
-    try:
-        agent, rows = train_stage(cfg, out)  # resumes; finishes any steps left
-        typer.echo(verdict_text(transfer_stage(cfg, out, agent)))
-    except InnerJobsFailed as e: _stopped(e)
-    typer.echo(f"report: {write_report(out, title='agentforge two-loop run')}")
-
-# %% ../nbs/90_cli.ipynb #b7bd99d3
-@app.command()
-def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. string_ops'),
-            agent:str=typer.Option('scripted-heuristic',
-                                   help='scripted-random | scripted-heuristic | scripted-copy | tiny'),
-            agent_url:Optional[str]=typer.Option(None,
-                                                 help='an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 '
-                                                 '(overrides --agent)'),
-            agent_model:str=typer.Option('Qwen/Qwen3.6-35B-A3B', help='the model name the endpoint serves'),
-            seed:int=typer.Option(0),
-            out:Path=typer.Option(Path('runs/episodes'), help='where the record and workspace go'),
-            train_spec:bool=typer.Option(True, '--train/--no-train',
-                                         help='train the validated spec (inner GRPO) and grade uplift'),
-            library:Optional[str]=LIBRARY, reuse:Optional[str]=REUSE):
-    "Play one episode: the agent writes a spec with the workspace tools, the probe judges it, the student trains on it."
-    from agentforge.agents import ScriptedAgent
-    from agentforge.episode import run_episodes
-    if not is_family(brief): fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
-    if agent_url:
-        from agentforge.served import OpenAIAgent
-        pol = OpenAIAgent(agent_url, agent_model)
-    elif agent in ('scripted-random', 'scripted-heuristic'): pol = ScriptedAgent(agent.split('-')[1])
-    elif agent == 'scripted-copy': pol = _pick_agent(agent)
-    elif agent == 'tiny':
-        from agentforge.cloning import load_tiny_agent
-        pol = load_tiny_agent()
-    else: fail(f"unknown agent {agent!r}; accepted: scripted-random, scripted-heuristic, tiny (or --agent-url)")
-    from agentforge.episode import InnerJobsFailed
-    out = absolute(out)
-    try: rec = run_episodes(pol, [(brief, seed)], out, weights='reference' if train_spec else 'mock',
-                            library=library_root(library), reuse=reuse_root(reuse))[0]
-    except InnerJobsFailed as e: _stopped(e)
-    for c in rec.tool_calls:
-        res = c['result']
-        typer.echo(f"{c['name']:10s} -> " + (res.get('reason') or res.get('message') or 'ok')
-                   if isinstance(res, dict) else '')
-    typer.echo(json.dumps(dict(id=rec.id, ended=rec.ended, attempts=rec.attempts, validated_on=rec.validated_on,
-                               error=rec.error, reward=rec.reward,
-                               record=str(out / 'episodes' / f'{rec.id}.json')), indent=1))
-    if rec.ended == 'agent_error': raise typer.Exit(2)
-
-# %% ../nbs/90_cli.ipynb #93aa31f2
-@app.command()
-def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default: every family, 15-20 min)'),
-              as_json:bool=typer.Option(False, '--json', help='print {"rows", "noise", ...} as one JSON object'),
-              random_specs:int=typer.Option(4, '--random', help="the random agent's draws per brief"),
-              student:str=typer.Option('tiny-student', help='a student preset or a checkpoint folder'),
-              out:Path=typer.Option(Path('runs/landscape'), help='spec folders, landscape.json and landscape.png'),
-              samples:int=typer.Option(SAMPLES, help='hidden scoring: 0 greedy (noise: SE over items), k: k samples '
-                                       'per item at T=1 (noise: SD over seeds)'),
-              noise_seeds:int=typer.Option(4, help='with --samples k > 0: scoring seeds for the noise SD (at least 2)'),
-              kinds:Optional[str]=typer.Option(None, help='the rows to run, comma-separated, e.g. lazy,heuristic,best '
-                                               '(default: all)')):
-    "Train heuristic, random, lazy, harmful, example and grid specs per brief; show each gain next to scoring noise."
-    from agentforge.landscape import KINDS, format_landscape, landscape as run_landscape, plot_landscape, verdicts
-    if brief is not None and not is_family(brief):
-        fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
-    if noise_seeds < 2: fail("error: --noise-seeds must be at least 2 (an SD needs two scores)")
-    wanted = KINDS if kinds is None else tuple(k.strip() for k in kinds.split(',') if k.strip())
-    if not wanted or set(wanted) - set(KINDS): fail(f"error: --kinds {kinds!r}; accepted: {', '.join(KINDS)}")
-    out = absolute(out)
-    land = run_landscape([brief] if brief else None, student, random_specs, samples=samples, noise_seeds=noise_seeds,
-                         out=out, kinds=wanted)
-    png = plot_landscape(land, out / 'landscape.png')
-    if as_json: return typer.echo(json.dumps({**land, 'verdicts': verdicts(land)}))
-    typer.echo(format_landscape(land))
-    typer.echo(f"\n{out / 'landscape.json'}\n{png}")
+# %% ../nbs/90_cli.ipynb #855bd145
+app.command()(demo)  # the commands of lesson 13c_experiments
+app.command()(outer)
+app.command()(transfer)
+app.command()(episode)
+app.command()(landscape)
 
 # %% ../nbs/90_cli.ipynb #c7a1d0e2
 @app.command(help="Take a lesson's quiz in the terminal: each question, your answer, its feedback, the score at the "

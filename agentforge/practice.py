@@ -14,8 +14,8 @@ from .tasks import absolute, data_dir
 
 # %% auto #0
 __all__ = ['LIBRARY', 'REUSE', 'spec_app', 'family_app', 'AGENTS', 'library_app', 'fail', 'open_library', 'reuse_root',
-           'library_root', 'spec_init', 'export', 'family_add', 'family_list', 'family_show', 'family_remove', 'draft',
-           'library_add', 'library_list', 'library_search', 'library_show', 'library_export']
+           'library_root', 'spec_init', 'export', 'family_add', 'family_list', 'family_show', 'family_remove',
+           'pick_agent', 'draft', 'library_add', 'library_list', 'library_search', 'library_show', 'library_export']
 
 # %% ../nbs/13b_practice.ipynb #9d3eb231
 def fail(msg:str, code:int=2):
@@ -154,7 +154,7 @@ def _adapter_dir(where:str) -> Path:
         if (d / 'adapter_config.json').is_file(): return d
     fail(f"error: {p} holds no LoRA adapter (adapter/adapter_config.json)")
 
-def _pick_agent(text:str, model:str='Qwen/Qwen3.6-35B-A3B'):
+def pick_agent(text:str, model:str='Qwen/Qwen3.6-35B-A3B'):
     "The agent a CLI option names: one of AGENTS (`scripted-heuristic` is `scripted`)."
     if text in ('scripted', 'scripted-heuristic', 'scripted-random'):
         from agentforge.agents import ScriptedAgent
@@ -192,7 +192,7 @@ def draft(brief:str=typer.Argument(..., help='the brief (family id), built in or
     from agentforge.episode import agent_tag, episode_env, play_all
     if not is_family(brief): fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
     examples_from = reuse_root(reuse)  # checked before anything is loaded or removed
-    pol, out = _pick_agent(agent, model), absolute(out)
+    pol, out = pick_agent(agent, model), absolute(out)
     d = out / f"{agent_tag(pol)}-{brief}-{seed}"
     shutil.rmtree(d, ignore_errors=True)
     t0 = time.monotonic()

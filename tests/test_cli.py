@@ -118,9 +118,9 @@ def test_train_without_weights_fails_at_once_saying_where_they_go(tmp_path, monk
 
 def test_demo_that_stops_exits_2_with_the_reason(tmp_path, monkeypatch):
     "Too many dead inner jobs: `demo` exits 2 and prints the error (first failure, its log), not a traceback."
-    import agentforge.cli as cli, agentforge.run as run
+    import agentforge.experiments as experiments, agentforge.run as run
     from agentforge.episode import InnerJobsFailed
-    monkeypatch.setattr(cli, '_demo_header', lambda cfg, out: None)
+    monkeypatch.setattr(experiments, '_demo_header', lambda cfg, out: None)
     def stop(cfg, out, *a, **kw): raise InnerJobsFailed('2 of 2 inner jobs died in step 0 ... Its log: /x/attempt-3/log.txt')
     monkeypatch.setattr(run, 'two_loop', stop)
     monkeypatch.chdir(tmp_path)
