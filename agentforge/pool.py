@@ -11,9 +11,6 @@ import hashlib, json, os, secrets, sqlite3, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from .attempt import outcome, start_attempt
-from .warm import Warm
-
 
 # %% auto #0
 __all__ = ['STATES', 'TERMINAL', 'SCHEMA', 'Job', 'Pool']
