@@ -3,7 +3,7 @@
 The figures are written by `bench/lessons.py headers`; this file only checks that the lessons, the README and the
 measurement file agree (and that lesson text quoting a default quotes the code's).
 """
-import ast, importlib.util, json, re
+import ast, importlib.util, re
 from pathlib import Path
 import pytest
 

@@ -1,10 +1,9 @@
 "Tokenizer round trip, Qwen3 chat template with tool calls, presets and their errors, expert LoRA on the MoE stand-in."
-import os
 import pytest, torch
 from hypothesis import given, settings, strategies as st
 from peft import get_peft_model
 from trl.chat_template_utils import parse_response, qwen3_chat_template
-from agentforge.models import (PRESETS, WeightsUnavailable, build_tokenizer, get_preset, load_pretrained, lora_config,
+from agentforge.models import (WeightsUnavailable, build_tokenizer, get_preset, load_pretrained, lora_config,
                                random_init_config, tiny_model)
 
 TOK = build_tokenizer()

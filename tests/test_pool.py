@@ -8,7 +8,7 @@ forked from a warm process (`warm`, `agentforge.warm`), the way inner jobs run.
 import json, os, secrets, shutil, signal, subprocess, sys, tempfile, threading, time
 from pathlib import Path
 import pytest
-from agentforge.pool import Pool, TERMINAL
+from agentforge.pool import Pool
 import agentforge.runner as runner
 from agentforge.runner import drain, status_table
 from agentforge.durable import CheckpointCorrupt, ResumeMismatch, latest_checkpoint, save_checkpoint, verify_checkpoint

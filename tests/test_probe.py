@@ -1,7 +1,6 @@
 "The probe: honest controls validate for every family; each degenerate or adversarial spec gets its reason code."
-import hashlib, json, os, threading, time
+import hashlib, json, os, time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 import pytest, yaml
 from agentforge.families import FAMILIES, get_family
 from agentforge.probe import corruptions, validate

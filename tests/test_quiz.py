@@ -1,5 +1,5 @@
 "agentforge.quiz: one pure grade(), its three renderers (static Markdown, terminal, ipywidgets), and every lesson's quiz."
-import json, os, re, subprocess, sys
+import json, re, subprocess, sys
 from pathlib import Path
 import pytest
 from typer.testing import CliRunner

@@ -4,8 +4,6 @@ Every metrics row here is synthetic, made up to exercise the report's reading an
 """
 import json
 import math
-import warnings
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest

@@ -1,7 +1,6 @@
 """The task spec loader under honest and adversarial specs: every field, paths, links, special files, quotas, YAML bombs, reward.py never imported, fuzzing."""
 import copy
 import json
-import math
 import os
 import shutil
 import sys
@@ -13,8 +12,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from agentforge.families import FAMILIES, get_family
-from agentforge.schema import GRPO_RANGES, RESOURCE_RANGES, STUDENTS, RewardEntry, Spec, check_task, load_spec
-from agentforge.spec import PROBLEM_CODES, QUOTAS, Problem, SpecError, check_tree, parse_task_yaml, read_spec_file
+from agentforge.schema import GRPO_RANGES, STUDENTS, RewardEntry, Spec, check_task, load_spec
+from agentforge.spec import PROBLEM_CODES, Problem, SpecError, check_tree, parse_task_yaml, read_spec_file
 from agentforge.rows import example_spec, load_rows
 from agentforge.tasks import CANARY_PREFIX, hidden_keys, hidden_path, hidden_split, prompt_key
 

@@ -1,5 +1,5 @@
 "The tiny student: its dev band per family, determinism of the recipe, the verified cache and the one loading door."
-import json, shutil
+import shutil
 import pytest
 from agentforge.tasks import dev_split
 from agentforge.families import FAMILIES, get_family

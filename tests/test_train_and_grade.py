@@ -1,6 +1,5 @@
 """A SIGTERM while a step's inner jobs run stops the run before grading (retro 2026-11-30-sigterm-graded-as-failed-jobs)."""
-import json, os, signal, subprocess, sys, textwrap, time
-from pathlib import Path
+import json, signal, subprocess, sys, textwrap, time
 import pytest
 from agentforge.pool import Pool
 

@@ -5,7 +5,6 @@ they test the arithmetic and the wording, they are not results.
 """
 import json
 import os
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np

@@ -2,7 +2,6 @@
 a batch, stops the run loudly; the outer stage and the transfer stage share inner jobs by content. Real episodes,
 real probe, real pool, real inner jobs; the scorer is killed for real (SIGKILL, as the OOM killer would)."""
 import json, os, signal, threading, time
-from dataclasses import replace
 from pathlib import Path
 import pytest
 from agentforge.agents import ScriptedAgent
