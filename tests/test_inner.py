@@ -16,6 +16,7 @@ from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student
                               training_dataset)
 from agentforge.scoring import result_key, score_hidden
 from agentforge.pool import Pool
+import agentforge.runner as runner
 from agentforge.durable import ResumeMismatch
 from agentforge.schema import load_spec
 from agentforge.rows import example_spec, load_rows
@@ -126,7 +127,7 @@ def test_resume_after_sigkill_on_the_pool_matches_uninterrupted(tmp_path, platfo
     pool = Pool(tmp_path / 'pool', capacity={'inner': 1}, backoff_s=0.1)
     jid = pool.submit('agentforge.inner:inner_job', dict(spec_dir=str(d), hidden_root=str(platform), save_steps=2,
                                                           cache_root=str(tmp_path / 'results')), key='k1')
-    worker = threading.Thread(target=pool.work, kwargs=dict(pool='inner', lease_s=5)); worker.start()
+    worker = threading.Thread(target=runner.work, args=(pool,), kwargs=dict(pool='inner', lease_s=5)); worker.start()
     ckpt, deadline = pool.job_dir(jid) / 'checkpoints' / 'step-4', time.monotonic() + 300
     while not ckpt.exists() and time.monotonic() < deadline: time.sleep(0.05)
     pid = Pool(tmp_path / 'pool').get(jid).pid
