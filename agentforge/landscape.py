@@ -15,7 +15,7 @@ from .families import FAMILIES
 from .grading import SAMPLES, episode_reward, speed_budget, uplift
 from .durable import write_atomic
 from .inner import run_inner
-from .scoring import pre_score, pre_scores
+from .scoring import mean_se, pre_score, pre_scores
 from .probe import validate
 from .rows import example_doc
 from .tasks import absolute
@@ -48,7 +48,7 @@ def score_noise(brief:str, student:str='tiny-student', samples:int=SAMPLES, seed
     "The noise every uplift sits in: the SD of the untrained student's hidden score over items (greedy) or seeds."
     if samples == 0:  # greedy scoring is deterministic: what varies is which items the hidden split happened to draw
         per = pre_scores(student, brief, 0, 0, hidden_root)['per_item']
-        return dict(sd=round(statistics.stdev(per) / len(per) ** 0.5, 4), scores=[sum(per) / len(per)], over='items')
+        return dict(sd=mean_se(per), scores=[sum(per) / len(per)], over='items')  # never 0: see 07a's se_floor
     scores = [pre_score(student, brief, samples, s, hidden_root) for s in range(seeds)]
     return dict(sd=round(statistics.stdev(scores), 4), scores=scores, over='seeds')
 

@@ -17,7 +17,7 @@ from .tasks import absolute, cache_dir, state_env
 
 # %% auto #0
 __all__ = ['ScoringFailed', 'score_hidden', 'hidden_score', 'score_main', 'hidden_digest', 'result_key', 'result_path',
-           'pre_scores', 'pre_score', 'paired_se']
+           'pre_scores', 'pre_score', 'se_floor', 'mean_se', 'paired_se']
 
 # %% ../nbs/07a_scoring.ipynb #bd3caa13
 class ScoringFailed(RuntimeError):
@@ -116,9 +116,18 @@ def pre_score(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_ro
     "The untrained student's hidden score (`pre_scores`' mean)."
     return pre_scores(student, brief, samples, seed, hidden_root, cache_root)['score']
 
+def se_floor(n:int) -> float:
+    "The least standard error a mean over `n` items may claim: one item in n + 2 apart from the rest (Laplace's rule)."
+    p = 1 / (n + 2)
+    return math.sqrt(p * (1 - p) / n)
+
+def mean_se(values:list) -> float:
+    "The standard error of the mean of `values` (per-item scores or differences), never below `se_floor`."
+    n = len(values)
+    m = sum(values) / n
+    return round(max(math.sqrt(sum((x - m) ** 2 for x in values) / (n - 1) / n), se_floor(n)), 4)
+
 def paired_se(pre:list|None, post:list|None) -> float|None:
     "The standard error of mean(post) − mean(pre) over the same items (None when either side has no per-item scores)."
     if not pre or not post or len(pre) != len(post) or len(pre) < 2: return None
-    d = [b - a for a, b in zip(pre, post)]
-    m = sum(d) / len(d)
-    return round(math.sqrt(sum((x - m) ** 2 for x in d) / (len(d) - 1) / len(d)), 4)
+    return mean_se([b - a for a, b in zip(pre, post)])

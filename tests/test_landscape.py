@@ -54,6 +54,18 @@ def test_landscape_cli_json_trains_valid_specs_once_and_grades_invalid_ones_zero
     specs = {x['spec'] for x in rows[:-1]}                                                # one folder per distinct spec
     assert len({(Path(s) / 'task.yaml').read_text() for s in specs}) == len(specs)
 
+def test_scoring_noise_is_never_zero_when_every_item_scored_alike(monkeypatch):
+    "CI, fresh platform: the student was right on none of 512 string-ops items, the plug-in SE was 0 and the landscape"
+    "claimed noiseless scoring. The SE of a mean over n items is floored at one item in n + 2 apart (scoring.se_floor)."
+    import agentforge.landscape as land
+    from agentforge.scoring import mean_se, paired_se, se_floor
+    # pre_scores is replaced by its result on such a split: which secret draws one cannot be chosen in a test
+    monkeypatch.setattr(land, 'pre_scores', lambda *a, **kw: dict(score=0.0, per_item=[0.0] * 512))
+    n = land.score_noise('string_ops')
+    assert n['sd'] == round(se_floor(512), 4) > 0 and n['over'] == 'items'
+    assert paired_se([0.0] * 512, [0.0] * 512) == n['sd'] and paired_se([1.0] * 8, [1.0] * 8) > 0
+    assert mean_se([0.0, 1.0] * 256) == round((0.25 / 511) ** 0.5, 4)   # above the floor: the plain SE
+
 def test_a_probe_that_could_not_run_is_an_error_not_a_zero(tmp_path, monkeypatch):
     "An INFRA_ report (the sandbox could not start) must stop the landscape, never become an 'invalid spec' row."
     import agentforge.landscape as land
