@@ -34,6 +34,7 @@ class OuterConfig:
     max_grad_norm:float=1.0 # global gradient-norm clip
     adv_scale:str='std' # 'std' (GRPO) or 'none' (Dr. GRPO)
     credit:str='turn' # 'turn': each spec by its own outcome; 'episode': every turn by the episode's total
+    negative_weight:float=0.0 # scale of below-baseline advantages: 1 is GRPO; 0 reinforces only what beat its group
     epochs:int=2 # optimizer steps over the same samples (PPO epochs): after the first, the clip has something to clip
     loss_agg:str='episode' # 'episode': each episode weighs the same, over its tokens; 'token': each token the same
     seed:int=0 # drives the briefs and episode seeds of every step
@@ -47,6 +48,8 @@ class OuterConfig:
             raise ValueError(f"adv_scale is 'std' or 'none', got {self.adv_scale!r}")
         if self.credit not in CREDITS:
             raise ValueError(f'credit is one of {CREDITS}, got {self.credit!r}')
+        if not 0 <= self.negative_weight <= 1:
+            raise ValueError(f'negative_weight must be in [0, 1], got {self.negative_weight}')
         if self.loss_agg not in ('episode', 'token'):
             raise ValueError(f"loss_agg is 'episode' or 'token', got {self.loss_agg!r}")
         if bad := [f for f in self.families if not is_family(f)]:
@@ -82,7 +85,7 @@ class RunConfig:
     "A two-loop run: which family is held out, the outer loop it trains with, how transfer is measured."
     holdout:str='customer_support' # the family the agent never trains on
     outer:OuterConfig|None=None # how the agent trains (None: its defaults); its families: all but the holdout
-    temperature:float=1.0 # the agent's sampling temperature
+    temperature:float=0.7 # the agent's sampling temperature (1.0 broke the tiny agent's tool calls: lesson 11a)
     weights:str='reference' # the episode reward's weights (grading.WEIGHTS)
     eval_per_family:int=24 # transfer episodes per agent and family (24 paired jobs: an interval that can exclude 0)
     eval_trained:tuple=('string_ops',) # trained families also evaluated (the held-out one always is)

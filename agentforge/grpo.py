@@ -55,6 +55,7 @@ def credit_segments(rec, # a graded record: .reward['total'], .turns, and (for '
 def samples_from(groups:list, # [[record, ...], ...]: one list per group of episodes on the same brief
                  scale:str='std', # advantage scaling, as in `group_advantages`
                  credit:str='turn', # 'turn': a turn is credited by the outcome of the spec it led to; 'episode': total
+                 negative_weight:float=1.0, # scale of advantages below 0 (1: GRPO; 0: only what beat its group)
                 ) -> list: # [Sample]
     "One Sample per LM turn with the group advantage of what it is credited with; scripted, ungraded, zero dropped."
     out, k = [], 0
@@ -69,6 +70,7 @@ def samples_from(groups:list, # [[record, ...], ...]: one list per group of epis
         for rec in group:
             a_T = adv.get(id(rec), [0.0] * len(rec.turns))
             for t, a in zip(rec.turns, a_T):
+                a = a * negative_weight if a < 0 else a
                 ids, lp = t.get('completion_ids'), t.get('logprobs')
                 if t.get('prompt_ids') is None or not ids: continue
                 if lp is None or len(lp) != len(ids):

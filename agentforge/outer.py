@@ -41,7 +41,8 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
            groups:list, # [[record, ...], ...] one list per group
            cfg:OuterConfig, optimizer:torch.optim.Optimizer) -> dict:
     "GRPO on the adapter: samples, then `cfg.epochs` micro-batched passes (token weights from `cfg.loss_agg`)."
-    t0, model, samples = time.monotonic(), agent.model, samples_from(groups, cfg.adv_scale, cfg.credit)
+    t0, model, samples = time.monotonic(), agent.model, samples_from(groups, cfg.adv_scale, cfg.credit,
+                                                                cfg.negative_weight)
     n_tok, temp = sum(len(s.completion_ids) for s in samples), getattr(agent, 'temperature', None) or 1.0
     out = dict(skipped=not samples, samples=len(samples), tokens=n_tok, loss=None, grad_norm=None, kl=None,
                clip_frac=None)

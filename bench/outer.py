@@ -78,6 +78,8 @@ if __name__ == '__main__':
     ap.add_argument('--out', default='results/outer/default', help='seed-<s>/ run folders and summary.json go here')
     ap.add_argument('--free-merges', action='store_true', help='the agent base without CloneRecipe.numbers')
     ap.add_argument('--clone-steps', type=int, default=None, help='CloneRecipe.steps (default: the recipe default)')
+    ap.add_argument('--set', nargs='*', default=[], metavar='NAME=VALUE',
+                    help='run settings other than the defaults (RunConfig/OuterConfig fields), e.g. learning_rate=3e-3')
     ap.add_argument('--summarize', nargs='*', metavar='RUN', help='only summarise these finished run folders')
     a = ap.parse_args()
     if a.summarize:
@@ -89,12 +91,20 @@ if __name__ == '__main__':
         from agentforge.run import two_loop
         clone = CloneRecipe(numbers=not a.free_merges)
         if a.clone_steps: clone = dataclasses.replace(clone, steps=a.clone_steps)
+        import yaml
         out, runs = Path(a.out), []
+        def value(v):  # '4' -> 4, '3e-3' -> 0.003 (YAML 1.1 reads '3e-3' as text), 'token' -> 'token'
+            for cast in (int, float):
+                try: return cast(v)
+                except ValueError: pass
+            return yaml.safe_load(v)
+        extra = {k: value(v) for k, v in (x.split('=', 1) for x in a.set)}
         for s in [int(x) for x in a.seeds.split(',') if x]:
             folder = out / f'seed-{s}'
-            if not (folder / 'transfer.json').exists(): two_loop(RunConfig.of(steps=a.steps, seed=s), folder, clone=clone)
+            if not (folder / 'transfer.json').exists():
+                two_loop(RunConfig.of(steps=a.steps, seed=s, **extra), folder, clone=clone)
             runs.append(summarize_run(folder)); print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
-        (out / 'summary.json').write_text(json.dumps(dict(clone=dataclasses.asdict(clone), steps=a.steps, runs=runs,
+        (out / 'summary.json').write_text(json.dumps(dict(clone=dataclasses.asdict(clone), steps=a.steps, set=extra, runs=runs,
                                                         spread=spread(runs)), indent=1))
     for r in runs: print(json.dumps(r))
     print(json.dumps(spread(runs), indent=1))

@@ -471,7 +471,7 @@ def grid_speed(fig, path='results/grid/grid.json', budget:float=60.0):
 
 
 @_plot
-def probe_rise(fig, path='results/outer/numbers-600.json'):
+def probe_rise(fig, path='results/outer/defaults-3seeds.json'):
     "The policy probe's P(good learning rate), first and last step, per seed: trained families and held-out."
     runs = load(path).raw['runs']
     axes = fig.subplots(1, 2, sharey=True)
@@ -488,7 +488,7 @@ def probe_rise(fig, path='results/outer/numbers-600.json'):
 
 
 @_plot
-def curve_changes(fig, path='results/outer/numbers-600.json'):
+def curve_changes(fig, path='results/outer/defaults-3seeds.json'):
     "Per seed: the fixed evaluation's paired last − first change and the held-out trained − untrained difference."
     runs = load(path).raw['runs']
     ax = fig.subplots()

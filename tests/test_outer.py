@@ -87,6 +87,19 @@ def test_samples_and_collate():
     assert b['attention_mask_BT'].tolist() == [[1, 1, 1, 0, 0, 0], [1] * 6, [1, 1, 0, 0, 0, 0]]
     assert b['old_logp_BT'][1, 4:].tolist() == [-0.5, -0.5] and b['old_logp_BT'][1, :4].abs().sum() == 0
 
+def test_negative_weight_scales_what_fell_below_the_group():
+    "negative_weight=1 is GRPO; 0 keeps only the turns that beat their group (drops the rest); between, it scales."
+    t = lambda c: dict(prompt_ids=[1], completion_ids=[c], logprobs=[-0.5])
+    group = [[Record('arithmetic', k, [t(10 + k)], dict(total=r)) for k, r in enumerate((0.6, 0.5, 0.0, 0.3))]]
+    full = {x.completion_ids[0]: x.advantage for x in samples_from(group)}
+    half = {x.completion_ids[0]: x.advantage for x in samples_from(group, negative_weight=0.5)}
+    none = {x.completion_ids[0]: x.advantage for x in samples_from(group, negative_weight=0.0)}
+    assert sorted(k for k, a in full.items() if a < 0) == [12, 13] and sorted(none) == [10, 11]   # 0.0 and 0.3 < mean
+    assert none == {k: a for k, a in full.items() if a > 0} and half == {k: a if a > 0 else a / 2 for k, a in full.items()}
+    assert OuterConfig().negative_weight == 0.0
+    for bad in (-0.1, 1.5):
+        with pytest.raises(ValueError, match='negative_weight'): OuterConfig(negative_weight=bad)
+
 def test_masked_tokens_get_zero_gradient():
     logp = torch.randn(3, 7).requires_grad_()
     mask = (torch.rand(3, 7) > 0.5).float(); mask[0, 0] = 1
@@ -167,7 +180,7 @@ def test_policy_probe_reads_what_the_update_teaches():
         ids = torch.tensor([p + c])
         with torch.no_grad(): l = agent.model(input_ids=ids).logits[0, :-1].float().log_softmax(-1)
         return l[len(p) - 1:].gather(-1, ids[0, len(p):, None])[:, 0].tolist()
-    cfg = dataclasses.replace(CFG, learning_rate=1e-2, epochs=1)
+    cfg = dataclasses.replace(CFG, learning_rate=1e-2, epochs=1, negative_weight=1.0)  # GRPO: the other options down too
     opt = make_optimizer(agent, cfg)
     for _ in range(3):
         recs = [Record('date_math', 0, [dict(prompt_ids=p, completion_ids=c, logprobs=lp(p, c))], dict(total=float(o == '1.0e-4')))
@@ -257,7 +270,7 @@ def test_episode_weighting_cancels_a_shared_template():
               Record('x', 1, [turn], dict(total=1.0, validation=1.0, uplift=0.0, speed=0.0))]]
     norms = {}
     for agg in ('episode', 'token'):
-        cfg = OuterConfig(group_size=2, loss_agg=agg, max_grad_norm=1e9)
+        cfg = OuterConfig(group_size=2, loss_agg=agg, max_grad_norm=1e9, negative_weight=1.0)  # GRPO: both pushes
         norms[agg] = outer.update(agent, group, cfg, make_optimizer(agent, cfg))['grad_norm']
         agent = tiny_agent()  # the same start for the other aggregation
     assert norms['episode'] < 1e-6 < 1e-3 < norms['token'], norms
