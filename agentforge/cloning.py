@@ -10,16 +10,17 @@ from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
 from . import __version__
-from .agents import SCRIPTED_VERSION, ScriptedAgent, TinyAgent, write_spec, CHOICES
-from .episode import SYSTEM, play
+from .agents import SCRIPTED_VERSION, ScriptedAgent, TinyAgent, Turn, assistant_message, parse_tool_calls
+from .agents import write_spec, CHOICES
+from .episode import SYSTEM, play, unusable_message
 from .families import FAMILIES
 from .models import build_tokenizer, tiny_model
-from .student import completion_loss
+from .student import train_step
 from .tasks import cache_dir
 
 # %% auto #0
-__all__ = ['CloneRecipe', 'scripted_episodes', 'clone_pairs', 'agent_tokenizer', 'imitate', 'agent_base_dir', 'agent_base_ready',
-           'build_agent_base', 'load_tiny_agent']
+__all__ = ['CloneRecipe', 'scripted_episodes', 'broken_call', 'clone_pairs', 'agent_tokenizer', 'imitate', 'agent_base_dir',
+           'agent_base_ready', 'build_agent_base', 'load_tiny_agent']
 
 # %% ../nbs/10a_cloning.ipynb #48a607db
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class CloneRecipe:
     buckets:int=4 # a batch runs as this many length-sorted parts (student.completion_loss): far less padding
     vocab_size:int=2048 # the agent tokenizer's vocabulary (BPE merges learned from the scripted transcripts)
     numbers:bool=True # every number is one whole token, shared by every family (models.build_tokenizer)
+    recoveries:float=0.5 # share of episodes also cloned as: a broken first call, the platform's answer, the call again
     seed:int=0
 
     def key(self) -> str:
@@ -53,18 +55,38 @@ def scripted_episodes(recipe:CloneRecipe, work, progress:bool=False) -> list:
         out.append(play(agent, f, recipe.seed * 100_000 + s, Path(work) / f'{f}-{s}', saturation=False))
     return out
 
-def clone_pairs(records:list, tok, max_len:int=1800) -> list:
-    "Every assistant turn of `records` as a (prompt_ids, completion_ids) pair in the agent's chat template."
-    pairs = []
+def _turn_text(tok, messages:list, i:int) -> tuple:
+    "(prompt text, completion text) of assistant message `i` of `messages`, as the agent's chat template writes them."
+    p = tok.apply_chat_template(messages[:i], tokenize=False, add_generation_prompt=True)
+    full = tok.apply_chat_template(messages[:i + 1], tokenize=False)
+    assert full.startswith(p), 'the chat template must render the prompt as a prefix of the full conversation'
+    return p, full[len(p):].removesuffix('\n')
+
+def broken_call(text:str, rng:random.Random) -> tuple:
+    "`text` with its first tool call cut off inside the JSON, as a sampler slip leaves it: (broken text, parse error)."
+    start, end = text.index('<tool_call>') + len('<tool_call>'), text.index('</tool_call>')
+    cut = rng.randrange(start + (end - start) // 4, end - 2)
+    broken = text[:cut] + '\n</tool_call>'
+    return broken, parse_tool_calls(broken)[1]
+
+def clone_pairs(records:list, tok, max_len:int=1800, recoveries:float=0.0, seed:int=0) -> list:
+    """Every assistant turn of `records` as a (prompt_ids, completion_ids) pair in the agent's chat template; for a
+    `recoveries` share of the records, one more: the first call written after a broken copy of it and the answer."""
+    pairs, rng = [], random.Random(seed)
+    ids = lambda s: tok(s, add_special_tokens=False)['input_ids']
     for rec in records:
         for i, m in enumerate(rec.messages):
             if m['role'] != 'assistant': continue
-            p = tok.apply_chat_template(rec.messages[:i], tokenize=False, add_generation_prompt=True)
-            full = tok.apply_chat_template(rec.messages[:i + 1], tokenize=False)
-            assert full.startswith(p), 'the chat template must render the prompt as a prefix of the full conversation'
-            comp = full[len(p):].removesuffix('\n')
-            pair = (tok(p, add_special_tokens=False)['input_ids'], tok(comp, add_special_tokens=False)['input_ids'])
-            if len(pair[0]) + len(pair[1]) <= max_len: pairs.append(pair)
+            p, comp = _turn_text(tok, rec.messages, i)
+            if len(ids(p)) + len(ids(comp)) <= max_len: pairs.append((ids(p), ids(comp)))
+        first = next((i for i, m in enumerate(rec.messages) if m.get('tool_calls')), None)
+        if first is None or rng.random() >= recoveries: continue
+        text, err = broken_call(_turn_text(tok, rec.messages, first)[1], rng)
+        if not err: continue  # the cut left a parsable call: nothing to recover from
+        slip = [assistant_message(Turn(text, [], 0, err), first), unusable_message(err)]
+        msgs = rec.messages[:first] + slip + rec.messages[first:]
+        p, comp = _turn_text(tok, msgs, first + 2)  # the broken turn is context, never a target
+        if len(ids(p)) + len(ids(comp)) <= max_len: pairs.append((ids(p), ids(comp)))
     return pairs
 
 # %% ../nbs/10a_cloning.ipynb #990973cb
@@ -86,12 +108,7 @@ def imitate(pairs:list, recipe:CloneRecipe, tok, progress:bool=True) -> tuple:
     rng, losses = random.Random(recipe.seed), []
     for _ in tqdm(range(recipe.steps), desc='cloning the tiny agent', disable=not progress):
         batch = rng.sample(pairs, min(recipe.batch, len(pairs)))
-        loss = completion_loss(model, batch, tok.pad_token_id, recipe.buckets)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-        losses.append(round(loss, 4))
+        losses.append(train_step(model, batch, tok.pad_token_id, recipe.buckets, opt, sched))
     return model.eval(), losses
 
 # %% ../nbs/10a_cloning.ipynb #c0003ffa
@@ -120,7 +137,7 @@ def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=
     with tempfile.TemporaryDirectory(prefix='af-clone-') as work:
         recs = scripted_episodes(recipe, work, progress)
     tok = agent_tokenizer(recs, recipe.vocab_size, recipe.numbers)
-    pairs = clone_pairs(recs, tok, recipe.max_len)
+    pairs = clone_pairs(recs, tok, recipe.max_len, recipe.recoveries, recipe.seed)
     model, losses = imitate(pairs, recipe, tok, progress)
     home.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix='.tmp-', dir=home))

@@ -21,8 +21,8 @@ from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
 __all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv', 'episode_env', 'EpisodeRecord',
-           'ProbeUnavailable', 'play', 'play_all', 'InnerJobsFailed', 'train_and_grade', 'job_stats', 'check_jobs',
-           'run_episodes', 'agent_tag']
+           'ProbeUnavailable', 'unusable_message', 'play', 'play_all', 'InnerJobsFailed', 'train_and_grade',
+           'job_stats', 'check_jobs', 'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
@@ -41,7 +41,7 @@ class Budgets:
     max_turns:int=8
     max_tokens:int=4096
     max_attempts:int=MAX_ATTEMPTS
-    max_unusable:int=1 # the episode ends 'unparsable' at this many turns with an unusable call (and none usable)
+    max_unusable:int=2 # the episode ends 'unparsable' at this many turns with an unusable call (and none usable)
 
 # %% ../nbs/10_episode.ipynb #e7a1c0df
 @dataclass(frozen=True)
@@ -135,6 +135,11 @@ def _run_call(env:EpisodeEnv, ws:Workspace, rec:EpisodeRecord, call, n:int, k:in
 def _turn_seed(seed:int, n:int) -> int:
     return int.from_bytes(hashlib.sha256(f'{seed}:{n}'.encode()).digest()[:4], 'little')
 
+def unusable_message(error:str) -> dict:
+    "The platform's answer to a turn whose tool call could not be used (cloning teaches the agent to read it)."
+    return dict(role='user', content=f'Your tool call could not be used: {error}. Call a tool as '
+                '<tool_call>{"name": ..., "arguments": {...}}</tool_call>.')
+
 def _apply_turn(env:EpisodeEnv, turn:Turn, ws:Workspace, rec:EpisodeRecord) -> str|None:
     "Record `turn`, answer its calls (submit goes through the probe); return why the episode ended, or None."
     n, budgets = len(rec.turns), env.budgets
@@ -144,9 +149,7 @@ def _apply_turn(env:EpisodeEnv, turn:Turn, ws:Workspace, rec:EpisodeRecord) -> s
     if not turn.tool_calls and not turn.error: return 'no_submit'
     if turn.error and not turn.tool_calls and sum(bool(t.get('error')) for t in rec.turns) >= budgets.max_unusable:
         return 'unparsable'  # not an invitation to loop: an unreadable turn ends the episode, graded as never validated
-    if turn.error:
-        rec.messages.append(dict(role='user', content=f'Your tool call could not be used: {turn.error}. Call a tool as '
-                                 '<tool_call>{"name": ..., "arguments": {...}}</tool_call>.'))
+    if turn.error: rec.messages.append(unusable_message(turn.error))
     for k, call in enumerate(turn.tool_calls):
         if rec.validated_on:  # calls after the validating submit still get an answer: every call id is answered
             rec.messages.append(dict(role='tool', tool_call_id=f'call_{n}_{k}', name=call.name, content=json.dumps(

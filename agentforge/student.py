@@ -19,8 +19,8 @@ from .presets import get_preset, presets_for
 
 # %% auto #0
 __all__ = ['DEV_BAND', 'CHATTER', 'StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs',
-           'completion_loss', 'pretrain', 'complete', 'evaluate', 'dev_profile', 'student_ready', 'build_student',
-           'student_manifest', 'load_student', 'student_id']
+           'completion_loss', 'train_step', 'pretrain', 'complete', 'evaluate', 'dev_profile', 'student_ready',
+           'build_student', 'student_manifest', 'load_student', 'student_id']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 @dataclass(frozen=True)
@@ -115,6 +115,15 @@ def completion_loss(model, pairs:list, pad_id:int, buckets:int=4) -> float:
         total += loss.item()
     return total
 
+def train_step(model, pairs:list, pad_id:int, buckets:int, opt, sched) -> float:
+    "One optimizer step on `pairs`: `completion_loss`, the gradient clipped at norm 1, the step and the schedule."
+    loss = completion_loss(model, pairs, pad_id, buckets)
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    opt.zero_grad()
+    return round(loss, 4)
+
 def pretrain(recipe:StudentRecipe, tok, progress:bool=True) -> tuple:
     "Train a tiny student from scratch by the recipe; return `(model, losses)`."
     rows, rng = pretraining_rows(recipe, tok), random.Random(recipe.seed + 1)
@@ -128,13 +137,8 @@ def pretrain(recipe:StudentRecipe, tok, progress:bool=True) -> tuple:
     for step in (bar := tqdm(range(recipe.steps), desc='pretraining tiny student', disable=not progress)):
         pool = pools[step % len(pools)]
         batch = [pool[rng.randrange(len(pool))] for _ in range(recipe.batch_size)]
-        loss = completion_loss(model, batch, tok.pad_token_id, recipe.buckets)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad()
-        losses.append(round(loss, 4))
-        if step % 50 == 0: bar.set_postfix(loss=f"{loss:.3f}")
+        losses.append(train_step(model, batch, tok.pad_token_id, recipe.buckets, opt, sched))
+        if step % 50 == 0: bar.set_postfix(loss=f"{losses[-1]:.3f}")
     return model.eval(), losses
 
 # %% ../nbs/03b_student.ipynb #936f0b20

@@ -77,6 +77,27 @@ def test_clone_pairs_are_what_the_agent_renders_and_samples(episodes, agent):
             n += 1
     assert n >= len(episodes)
 
+def test_recovery_pairs_show_a_broken_call_and_train_only_the_call_after_it(episodes, agent):
+    "recoveries=1: one more pair per episode, whose prompt holds a broken first call and the platform's answer."
+    from agentforge.episode import unusable_message
+    tok, eos, n = agent.tok, agent.tok.eos_token_id, 0
+    for k, rec in enumerate(episodes):
+        plain = clone_pairs([rec], tok, max_len=10**9)
+        more = clone_pairs([rec], tok, max_len=10**9, recoveries=1.0, seed=k)
+        assert more[:len(plain)] == plain and len(more) - len(plain) <= 1
+        if len(more) == len(plain): continue           # the cut happened to leave a parsable call: no pair
+        first = next(i for i, m in enumerate(rec.messages) if m.get('tool_calls'))
+        turn = [i for i, m in enumerate(rec.messages) if m['role'] == 'assistant'].index(first)
+        (p, c), (p0, c0) = more[-1], plain[turn]
+        assert c == c0 and c[-1] == eos                  # the target is the call as the scripted agent wrote it
+        assert p[:len(p0) - 3] == p0[:len(p0) - 3]       # the same conversation up to the slipped turn
+        text = tok.decode(p, skip_special_tokens=False)
+        err = text.split('Your tool call could not be used: ')[1].split('. Call a tool as')[0]
+        assert err.startswith('tool call 1 is not valid JSON')
+        assert p == agent.render(rec.messages[:first] + [dict(role='assistant', content=''), unusable_message(err)])
+        n += 1
+    assert n >= len(episodes) // 2
+
 def test_pairs_end_with_eos_under_the_learned_tokenizer(episodes):
     tok = agent_tokenizer(episodes, MINI.vocab_size)
     pairs = clone_pairs(episodes, tok, MINI.max_len)

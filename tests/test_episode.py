@@ -91,16 +91,18 @@ def test_heuristic_validates_first_try_with_mock_weights(tmp_path, platform):
     assert [m['role'] for m in rec.messages] == ['system', 'user', 'assistant', 'tool', 'tool']
     assert [m['tool_call_id'] for m in rec.messages[3:]] == ['call_0_0', 'call_0_1']
 
-def test_an_unusable_turn_ends_the_episode_by_default(tmp_path, platform):
-    "No loop after an unreadable turn: the episode ends 'unparsable' and is graded as never validated."
-    rec = _play(BrokenThenHeuristic(), 'string_ops', 0, tmp_path, platform)
+def test_unusable_turns_past_the_budget_end_the_episode(tmp_path, platform):
+    "No loop after unreadable turns: at max_unusable of them the episode ends 'unparsable', graded as never validated."
+    rec = _play(BrokenThenHeuristic(), 'string_ops', 0, tmp_path, platform, budgets=Budgets(max_unusable=1))
     assert (rec.ended, len(rec.turns), rec.attempts, rec.validated_on, rec.tokens) == ('unparsable', 1, 0, None, 9)
     assert rec.messages[-1] == dict(role='assistant', content='')   # nothing answered after it: the episode is over
     train_and_grade([rec], tmp_path / 'run', weights='reference')
     assert rec.reward == asdict(episode_reward(None, weights='reference')) and rec.reward['total'] == 0.0
 
 def test_broken_tool_call_gets_the_error_back_and_play_goes_on(tmp_path, platform):
-    rec = _play(BrokenThenHeuristic(), 'string_ops', 0, tmp_path, platform, budgets=Budgets(max_unusable=2))
+    "By default (max_unusable=2) one unreadable turn is answered with its parse error and the agent tries again."
+    assert Budgets().max_unusable == 2
+    rec = _play(BrokenThenHeuristic(), 'string_ops', 0, tmp_path, platform)
     assert (rec.ended, len(rec.turns), rec.attempts, rec.validated_on, rec.tokens) == ('validated', 2, 1, 1, 9)
     err = rec.turns[0]['error']
     assert err.startswith('tool call 1 is not valid JSON')

@@ -179,7 +179,7 @@ def test_quoted_defaults_match_the_code():
     from agentforge.grpo import Sample, token_weights
     from agentforge.agents import KNOBS
     from agentforge.student import build_student
-    assert Budgets().max_unusable == 1 and MAX_DEAD_SHARE == 0.25          # 10_episode: unusable turn, "a quarter"
+    assert Budgets().max_unusable == 2 and MAX_DEAD_SHARE == 0.25          # 10_episode: unusable turn, "a quarter"
     w = WEIGHTS['reference']                                               # 01, 10, 12a: 0.35 / 0.60 (0.25 + 0.75) / 0.05
     assert (w.validation, w.quality, w.speed, w.post / w.quality, w.floor) == (0.35, 0.60, 0.05, 0.25, -0.25)
     assert SAMPLES == 0 and HIDDEN_SIZE == 512                             # 03b "SAMPLES = 0", 12b "512 hidden items"
