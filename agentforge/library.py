@@ -99,7 +99,7 @@ _RESULT = ('key', 'student', 'seed', 'samples', 'pre', 'post', 'uplift', 'uplift
 
 @patch
 def add(self:Library, spec_dir:str|Path, # a spec folder the probe validated
-        report:dict, # its probe report (`probe.Report.to_json()`): it must say validated
+        report:dict, # its probe report (`gates.Report.to_json()`): it must say validated
         result:dict|None=None, # an inner result (`InnerResult.to_json()`) of training it, if it trained
         source:str='person', # who wrote it: one of SOURCES
         who:str|None=None, # their name: a person, a model, an agent checkpoint (default: this user)

@@ -5,145 +5,23 @@
 # %% ../nbs/06_probe.ipynb #618767fd
 from __future__ import annotations
 import hashlib, json, random, re, statistics, time
-from dataclasses import asdict, dataclass
 from functools import lru_cache
 from . import __version__
-from .tasks import CANARY_PREFIX, DEV_SEED, LEVELS, as_messages, generate, hidden_split, normalize, prompt_key
-from .tasks import cache_dir
+from .tasks import as_messages, cache_dir
 from .durable import write_atomic
-from .families import get_family
+from .gates import Check, Report, check_dataset, check_hyperparameters, check_leakage, make_report
 from .schema import Spec, load_spec
-from .spec import QUOTAS, SpecError
+from .spec import SpecError
 from .rows import load_rows
 from .rewards import combine, make_reward
-from .safefs import read_tree
 from .sandbox import REASONS, Limits
 from .worker import RewardWorker
 
 # %% auto #0
-__all__ = ['BUDGETS', 'MIN_ROWS', 'MAX_DUPLICATES', 'ANSWER_IN_PROMPT_SLACK', 'CORRUPTIONS', 'PROBE_ROWS', 'GOLD_HIGH',
-           'GOLD_SHARE', 'MARGIN', 'LATENCY_S', 'CALL_S', 'CORRUPTION_TEXT', 'SAT_ROWS', 'SAT_GROUP', 'PASS', 'Check',
-           'Report', 'check_hyperparameters', 'family_answer_rate', 'check_dataset', 'check_leakage', 'corruptions',
-           'probe_batch', 'builtin_values', 'totals', 'custom_values', 'check_determinism', 'check_statefulness',
-           'check_latency', 'check_scores', 'check_rewards', 'check_saturation', 'validate']
-
-# %% ../nbs/06_probe.ipynb #d31906f3
-@dataclass
-class Check:
-    "One gate's verdict: `ok`, a reason `code` when not, and a message the agent can act on."
-    id: str
-    ok: bool
-    message: str
-    code: str | None = None
-    seconds: float = 0.0
-    checked: bool = True  # False: the gate could not run (no student weights, ...); `ok` then means "not failed"
-
-    @property
-    def status(self) -> str: return 'passed' if self.ok and self.checked else 'not checked' if self.ok else 'failed'
-
-@dataclass
-class Report:
-    "The probe's verdict on one submission (the JSON of `agentforge validate --json`)."
-    validated: bool
-    reason: str | None
-    checks: list
-    seconds: float
-    attempt: int | None = None
-
-    def to_json(self) -> dict: return {**asdict(self), 'complete': self.complete, 'not_checked': self.not_checked}
-    @property
-    def not_checked(self) -> list: return [c.id for c in self.checks if not c.checked]
-    @property
-    def complete(self) -> bool: return not self.not_checked  # every gate ran (a validated spec may still be incomplete)
-    def infra(self) -> bool: return bool(self.reason) and self.reason.startswith('INFRA_')
-    def failure(self) -> Check|None: return next((c for c in self.checks if not c.ok), None)
-
-def _report(checks:list, t0:float, attempt=None) -> Report:
-    "Assemble a report: validated when every check passed; the reason is the first failure's code."
-    r = Report(True, None, checks, round(time.monotonic() - t0, 3), attempt)
-    if (bad := r.failure()): r.validated, r.reason = False, bad.code
-    return r
-
-# %% ../nbs/06_probe.ipynb #571d9bd9
-BUDGETS = {'tiny-student': dict(max_steps=300, max_minutes=30, gpus=1),
-           'qwen3-0.6b': dict(max_steps=1000, max_minutes=120, gpus=8),
-           'qwen3-1.7b': dict(max_steps=1000, max_minutes=180, gpus=8)}
-
-def check_hyperparameters(spec:Spec, rows:list, tok=None) -> Check:
-    "Reject steps, minutes or GPUs over the brief's budget, and completions too short for the answers."
-    b, g, r = BUDGETS[spec.student], spec.grpo, spec.resources
-    over = [f"{k}={v} (budget {b[k]})" for k, v in (('max_steps', g['max_steps']), ('max_minutes', r['max_minutes']),
-                                                     ('gpus', r['gpus'])) if v > b[k]]
-    if over: return Check('hyperparameters', False,
-                          f"over the {spec.student} budget: {', '.join(over)}; ask for at most the budget",
-                          'HYPERPARAMS_OVER_BUDGET')
-    n_tok = (lambda s: len(tok(s, add_special_tokens=False)['input_ids'])) if tok else (lambda s: len(s.encode()))
-    longest = max(n_tok(r['answer']) for r in rows) + 1  # + the end-of-turn token
-    if g['max_completion_length'] < longest:
-        return Check('hyperparameters', False,
-                     f"max_completion_length={g['max_completion_length']} but the longest answer needs {longest} "
-                     f"tokens: every such completion is cut off; use at least {longest}",
-                     'HYPERPARAMS_COMPLETION_TOO_SHORT')
-    return Check('hyperparameters', True,
-                 f"within the {spec.student} budget; completions fit answers of {longest - 1} tokens")
-
-# %% ../nbs/06_probe.ipynb #1ff2f7cb
-MIN_ROWS, MAX_DUPLICATES, ANSWER_IN_PROMPT_SLACK = 32, 0.05, 0.25
-
-def _answer_in_prompt(rows:list) -> float:
-    "Share of rows whose normalised answer appears in the normalised prompt text."
-    hits = [bool(normalize(r['answer'])) and normalize(r['answer']) in normalize(prompt_key(r['prompt'])) for r in rows]
-    return sum(hits) / max(1, len(hits))
-
-@lru_cache(maxsize=None)
-def _generator_answer_rate(brief:str, params:str) -> float:
-    "The family generator's own answer-in-prompt rate at `params` (JSON), over 512 items of a fixed seed."
-    fam = get_family(brief)
-    return _answer_in_prompt([dict(prompt=i.prompt, answer=i.answer)
-                              for i in generate(fam, fam.fit(512), DEV_SEED, json.loads(params))])
-
-def family_answer_rate(spec:Spec) -> float:
-    "What the family itself gives away: at the spec's generator params, or at the family's most giving level."
-    fam, g = get_family(spec.brief), spec.data.get('generate')
-    params = [g['params']] if g else [fam.level_params(lv) for lv in LEVELS]
-    return max(_generator_answer_rate(spec.brief, json.dumps(p, sort_keys=True)) for p in params)
-
-def check_dataset(spec:Spec, rows:list) -> Check:
-    "Reject too few rows, duplicated prompts, and answers given away in prompts (beyond the family's own rate)."
-    if len(rows) < MIN_ROWS:
-        return Check('dataset', False, f"{len(rows)} rows; at least {MIN_ROWS} are needed", 'DATASET_TOO_SMALL')
-    dup = 1 - len({prompt_key(r['prompt']) for r in rows}) / len(rows)
-    if dup > MAX_DUPLICATES: return Check('dataset', False,
-                                          f"{dup:.0%} of prompts are duplicates; at most {MAX_DUPLICATES:.0%}",
-                                          'DATASET_DUPLICATES')
-    rate, base = _answer_in_prompt(rows), family_answer_rate(spec)
-    if rate > base + ANSWER_IN_PROMPT_SLACK:
-        return Check('dataset', False,
-                     f"the answer appears in {rate:.0%} of prompts (the {spec.brief} family's own rate is {base:.0%}): "
-                     "the student would learn to copy; keep answers out of prompts", 'DATASET_ANSWER_IN_PROMPT')
-    return Check('dataset', True,
-                 f"{len(rows)} rows, {dup:.0%} duplicates, answer-in-prompt {rate:.0%} (family {base:.0%})")
-
-# %% ../nbs/06_probe.ipynb #b02f26a0
-def check_leakage(spec:Spec, rows:list, hidden_root=None) -> Check:
-    "Reject any hidden canary, any training row that is a hidden item, any hidden prompt copied into a spec file."
-    hidden = hidden_split(get_family(spec.brief), root=hidden_root)
-    tree = read_tree(spec.root, QUOTAS['max_files'], QUOTAS['max_total_bytes'])
-    texts = {rel: b.decode('utf-8', 'replace') for rel, b in tree.items()}
-    texts['<rows>'] = json.dumps(rows, ensure_ascii=False)
-    canaries = [rel for rel, t in texts.items() if CANARY_PREFIX in t or any(i.canary in t for i in hidden)]
-    if canaries: return Check('leakage', False, f"hidden-eval canary found in {canaries}: the spec holds hidden items",
-                              'LEAKAGE_CANARY')
-    hkeys = {prompt_key(i.prompt) for i in hidden}
-    overlap = sum(prompt_key(r['prompt']) in hkeys for r in rows)
-    if overlap: return Check('leakage', False,
-                             f"{overlap} training rows are hidden-eval items; use the family generator "
-                             "(it excludes them)", 'LEAKAGE_HIDDEN_ITEM')
-    norm = {rel: ' '.join(t.lower().split()) for rel, t in texts.items() if rel != '<rows>'}
-    found = {rel: [k for k in hkeys if k in t] for rel, t in norm.items()}
-    copied = sorted(rel for rel, ks in found.items() if len(ks) >= 3 or any(len(k) >= 24 for k in ks))
-    if copied: return Check('leakage', False, f"hidden-eval prompts appear verbatim in {copied}", 'LEAKAGE_NGRAM')
-    return Check('leakage', True, f"no canary and no overlap with the {len(hidden)} hidden items")
+__all__ = ['CORRUPTIONS', 'PROBE_ROWS', 'GOLD_HIGH', 'GOLD_SHARE', 'MARGIN', 'LATENCY_S', 'CALL_S', 'CORRUPTION_TEXT', 'SAT_ROWS',
+           'SAT_GROUP', 'PASS', 'corruptions', 'probe_batch', 'builtin_values', 'totals', 'custom_values',
+           'check_determinism', 'check_statefulness', 'check_latency', 'check_scores', 'check_rewards',
+           'check_saturation', 'validate']
 
 # %% ../nbs/06_probe.ipynb #b0684ef7
 CORRUPTIONS = ('empty', 'other', 'buried', 'wrong_format', 'padded', 'echo', 'constant')
@@ -392,16 +270,16 @@ def validate(path, brief:str|None=None, attempt:int|None=None, hidden_root=None,
     "Run every gate on the spec folder at `path` and return the report."
     t0 = time.monotonic()
     try: spec = load_spec(path)
-    except SpecError as e: return _report([_schema_check(e)], t0, attempt)
+    except SpecError as e: return make_report([_schema_check(e)], t0, attempt)
     checks = [Check('schema', True,
                     f"{spec.name}: brief {spec.brief}, student {spec.student}, {len(spec.rewards)} reward entries",
                     seconds=round(time.monotonic() - t0, 4))]
     if brief and spec.brief != brief:
-        return _report(checks + [Check('brief', False,
+        return make_report(checks + [Check('brief', False,
                                        f"the spec answers brief {spec.brief!r}; this episode's brief is {brief!r}",
                                        'BRIEF_MISMATCH')], t0, attempt)
     try: rows = load_rows(spec, hidden_root=hidden_root)
-    except SpecError as e: return _report(checks + [_schema_check(e)], t0, attempt)
+    except SpecError as e: return make_report(checks + [_schema_check(e)], t0, attempt)
     for gate, args in ((check_hyperparameters, (spec, rows)), (check_dataset, (spec, rows)),
                        (check_leakage, (spec, rows, hidden_root))):
         checks += _timed(gate, *args)
@@ -410,4 +288,4 @@ def validate(path, brief:str|None=None, attempt:int|None=None, hidden_root=None,
         if all(c.ok for c in checks):
             checks += _timed(check_saturation, spec, rows, worker) if saturation else \
                 [Check('saturation', True, 'not checked: turned off by the caller (saturation=False)', checked=False)]
-    return _report(checks, t0, attempt)
+    return make_report(checks, t0, attempt)

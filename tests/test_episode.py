@@ -131,7 +131,7 @@ def test_one_attempt_counter_a_rejected_package_counts(tmp_path, platform):
 def test_probe_that_cannot_run_ends_ungraded(tmp_path, platform, monkeypatch):
     "A probe infrastructure failure ends the episode as infra_error and leaves it ungraded: no reward from failed work."
     import agentforge.episode as ep
-    from agentforge.probe import Check, Report
+    from agentforge.gates import Check, Report
     monkeypatch.setattr(ep, 'validate', lambda *a, **kw: Report(False, 'INFRA_START_FAILED',
                         [Check('rewards', False, 'the sandbox could not start', 'INFRA_START_FAILED')], 0.0, kw.get('attempt')))
     rec = _play(ScriptedAgent('heuristic'), 'string_ops', 0, tmp_path, platform)

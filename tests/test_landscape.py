@@ -69,7 +69,7 @@ def test_scoring_noise_is_never_zero_when_every_item_scored_alike(monkeypatch):
 def test_a_probe_that_could_not_run_is_an_error_not_a_zero(tmp_path, monkeypatch):
     "An INFRA_ report (the sandbox could not start) must stop the landscape, never become an 'invalid spec' row."
     import agentforge.landscape as land
-    from agentforge.probe import Check, Report
+    from agentforge.gates import Check, Report
     # the probe's report is faked (as in test_episode): a real sandbox start failure cannot be provoked on demand
     monkeypatch.setattr(land, 'validate', lambda *a, **kw: Report(False, 'INFRA_START_FAILED',
                         [Check('rewards', False, 'the sandbox could not start', 'INFRA_START_FAILED')], 0.0, 1))

@@ -157,7 +157,7 @@ def test_generated_rows_pass_the_answer_in_prompt_gate_at_every_level(tmp_path, 
     200 seeds of 64 rows (the smallest design-space option) at every level. Against the eval mix, string ops at
     level 1 (67% on average, up to 81%) failed a fresh machine's CI."""
     from agentforge.agents import write_spec
-    from agentforge.probe import check_dataset
+    from agentforge.gates import check_dataset
     from agentforge.schema import load_spec
     from agentforge.tasks import LEVELS, generate
     fam = get_family(family)
@@ -172,7 +172,7 @@ def test_generated_rows_pass_the_answer_in_prompt_gate_at_every_level(tmp_path, 
 def test_answer_in_prompt_gate_still_catches_given_answers(tmp_path, platform):
     "The bar moved to the generator's own rate; answers appended to the prompts still fail, in both data modes."
     from agentforge.agents import write_spec
-    from agentforge.probe import check_dataset
+    from agentforge.gates import check_dataset
     from agentforge.schema import load_spec
     from agentforge.tasks import generate
     for family in FAMS:

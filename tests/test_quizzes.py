@@ -146,6 +146,8 @@ def test_layer_bank_numbers_match_the_code():
     _close(ws['workspace-baseline-calls'], inspect.signature(Workspace.__init__).parameters['baseline_calls'].default)
     _close(ws['workspace-attempts'], MAX_ATTEMPTS)
     _close(_bank('06_probe')['probe-call-budget'], CALL_S + 10 * LATENCY_S)
+    from agentforge.gates import MIN_ROWS
+    _close(_bank('05d_gates')['gates-min-rows'], MIN_ROWS)
     _close(_bank('09a_served')['served-retry-count'], inspect.signature(post_json).parameters['retries'].default)
     _close(_bank('10a_cloning')['cloning-steps'], CloneRecipe().steps)
     row = dict(validation_mean=1.0, uplift_mean=0.10, post_mean=0.40, speed_mean=0.50)

@@ -2,7 +2,7 @@
 import inspect, json, re
 from pathlib import Path
 import pytest
-from agentforge import probe, rewards, rows, sandbox, schema, spec, tasks, workspace
+from agentforge import gates, probe, rewards, rows, sandbox, schema, spec, tasks, workspace
 from agentforge.families import FAMILIES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -61,12 +61,12 @@ def test_builtin_rewards_table_matches_the_code():
         if not comp.options: assert rows[name].strip() == '—', rows[name]
 
 def test_probe_thresholds_as_quoted():
-    t, q6, q17 = probe.BUDGETS['tiny-student'], probe.BUDGETS['qwen3-0.6b'], probe.BUDGETS['qwen3-1.7b']
+    t, q6, q17 = gates.BUDGETS['tiny-student'], gates.BUDGETS['qwen3-0.6b'], gates.BUDGETS['qwen3-1.7b']
     assert f"tiny-student: {t['max_steps']} steps, {t['max_minutes']} minutes, {t['gpus']} GPU" in TASK_F
     assert q6['max_steps'] == q17['max_steps'] and q6['gpus'] == q17['gpus']
     assert f"{q6['max_steps']} steps, {q6['max_minutes']} or {q17['max_minutes']} minutes, {q6['gpus']} GPUs" in TASK_F
-    for phrase in (f'fewer than {probe.MIN_ROWS} rows', f'more than {probe.MAX_DUPLICATES:.0%} duplicate prompts',
-                   f'(+ {probe.ANSWER_IN_PROMPT_SLACK})',
+    for phrase in (f'fewer than {gates.MIN_ROWS} rows', f'more than {gates.MAX_DUPLICATES:.0%} duplicate prompts',
+                   f'(+ {gates.ANSWER_IN_PROMPT_SLACK})',
                    f'fewer than {probe.GOLD_SHARE:.0%} of gold answers at {probe.GOLD_HIGH}', f'by {probe.MARGIN}',
                    f'{probe.CALL_S} s per call + {probe.LATENCY_S * 1000:.0f} ms per completion'):
         assert phrase in TASK_F, phrase
@@ -74,7 +74,7 @@ def test_probe_thresholds_as_quoted():
 
 def test_the_json_example_has_the_reports_fields():
     ex = json.loads(re.search(r'```json\n(.*?)```', TASK, re.S).group(1))
-    real = probe.Report(False, 'X', [probe.Check('schema', True, 'm')], 0.1).to_json()
+    real = gates.Report(False, 'X', [gates.Check('schema', True, 'm')], 0.1).to_json()
     assert set(ex) == set(real) and all(set(c) == set(real['checks'][0]) for c in ex['checks'])
     assert ex['reason'] == next(c['code'] for c in ex['checks'] if not c['ok'])
 
