@@ -305,7 +305,8 @@ def write_report(
             else f' ({len(idx)} of {len(rows)} steps shown, evenly spaced with the peak; all in `metrics.jsonl`)')
     md = head + ['## Summary', '', *summarize(rows), '', *_curve_section(run_dir, plots), '## Reward', '',
           f'Means over graded episodes. Components use the weights {w.validation:.2f} × validation + '
-          f'{w.uplift:.2f} × uplift + {w.speed:.2f} × speed on each step\'s means.', '',
+          f'{w.uplift:.2f} × uplift' + (f' + {w.post:.2f} × post-training score' if w.post else '') +
+          f' + {w.speed:.2f} × speed on each step\'s means.', '',
           '![reward](plots/reward.png)', '',
           '## Validation attempts', '',
             '![attempts](plots/attempts.png)', '', '## Uplift by family', '',

@@ -7,6 +7,7 @@ import math
 from types import SimpleNamespace
 
 import pytest
+from agentforge.grading import get_weights
 
 from agentforge.outer import read_metrics
 from agentforge.report import (METRIC_COLUMNS, REFERENCE_PEAK, md_table, plot_attempts, plot_policy, plot_reward,
@@ -133,6 +134,9 @@ def test_write_report_without_transfer(tmp_path):
     assert str(tmp_path) not in text                     # links are relative: the folder can move
     assert '## Transfer' not in text and not (run / 'plots' / 'transfer.png').exists()
     assert '- Outer steps recorded: 6 (step 0 to 5).' in text
+    w = get_weights('reference')                         # every weighted component named, the post score included
+    assert (f'{w.validation:.2f} × validation + {w.uplift:.2f} × uplift + {w.post:.2f} × post-training score + '
+            f'{w.speed:.2f} × speed') in text and w.validation + w.uplift + w.post + w.speed == 1.0
     assert '| ' + ' | '.join(METRIC_COLUMNS.values()) + ' |' in text and '| 5 | — | — | 0.720 |' in text   # no job counts in these rows: shown as missing
     assert text.count('\n| ') == 1 + 6                   # header + one row per step (the separator starts with '|-' or '|:')
 
