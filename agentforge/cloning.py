@@ -73,20 +73,18 @@ def clone_pairs(records:list, tok, max_len:int=1800, recoveries:float=0.0, seed:
     """Every assistant turn of `records` as a (prompt_ids, completion_ids) pair in the agent's chat template; for a
     `recoveries` share of the records, one more: the first call written after a broken copy of it and the answer."""
     pairs, rng = [], random.Random(seed)
-    ids = lambda s: tok(s, add_special_tokens=False)['input_ids']
+    def add(messages, i):  # assistant message i as a pair, unless it is longer than max_len
+        pair = tuple(tok(t, add_special_tokens=False)['input_ids'] for t in _turn_text(tok, messages, i))
+        if len(pair[0]) + len(pair[1]) <= max_len: pairs.append(pair)
     for rec in records:
         for i, m in enumerate(rec.messages):
-            if m['role'] != 'assistant': continue
-            p, comp = _turn_text(tok, rec.messages, i)
-            if len(ids(p)) + len(ids(comp)) <= max_len: pairs.append((ids(p), ids(comp)))
+            if m['role'] == 'assistant': add(rec.messages, i)
         first = next((i for i, m in enumerate(rec.messages) if m.get('tool_calls')), None)
         if first is None or rng.random() >= recoveries: continue
         text, err = broken_call(_turn_text(tok, rec.messages, first)[1], rng)
         if not err: continue  # the cut left a parsable call: nothing to recover from
         slip = [assistant_message(Turn(text, [], 0, err), first), unusable_message(err)]
-        msgs = rec.messages[:first] + slip + rec.messages[first:]
-        p, comp = _turn_text(tok, msgs, first + 2)  # the broken turn is context, never a target
-        if len(ids(p)) + len(ids(comp)) <= max_len: pairs.append((ids(p), ids(comp)))
+        add(rec.messages[:first] + slip + rec.messages[first:], first + 2)  # the broken turn is context, never a target
     return pairs
 
 # %% ../nbs/10a_cloning.ipynb #990973cb

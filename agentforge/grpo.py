@@ -55,7 +55,7 @@ def credit_segments(rec, # a graded record: .reward['total'], .turns, and (for '
 def samples_from(groups:list, # [[record, ...], ...]: one list per group of episodes on the same brief
                  scale:str='std', # advantage scaling, as in `group_advantages`
                  credit:str='turn', # 'turn': a turn is credited by the outcome of the spec it led to; 'episode': total
-                 negative_weight:float=1.0, # scale of advantages below 0 (1: GRPO; 0: only what beat its group)
+                 negative_weight:float=1.0, # advantages below 0 times this (1: GRPO; a run uses its OuterConfig's, 0)
                 ) -> list: # [Sample]
     "One Sample per LM turn with the group advantage of what it is credited with; scripted, ungraded, zero dropped."
     out, k = [], 0
