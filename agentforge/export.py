@@ -147,8 +147,10 @@ def reward_functions():
     for use, options in REWARDS:
         if use.startswith('reward.py:'):
             where = importlib.util.spec_from_file_location('spec_reward', HERE / {reward_file!r})
-            module = importlib.util.module_from_spec(where); where.loader.exec_module(module)
-            fns.append(_checked(getattr(module, use.split(':', 1)[1]), use)); continue
+            module = importlib.util.module_from_spec(where)
+            where.loader.exec_module(module)
+            fns.append(_checked(getattr(module, use.split(':', 1)[1]), use))
+            continue
         def reward(prompts, completions, answer, _fn=globals()[use], _opts=options, **kwargs):
             return _fn(prompts, completions, answer, **{{**kwargs, **_opts}})
         reward.__name__ = use
@@ -183,7 +185,8 @@ def main(argv=None):
     trainer = SameOrderGRPOTrainer(model=model.train(), reward_funcs=reward_functions(), args=args,
                                    train_dataset=Dataset.from_list(rows), processing_class=tok, peft_config=peft)
     trainer.train()
-    trainer.save_model(a.out); tok.save_pretrained(a.out)
+    trainer.save_model(a.out)
+    tok.save_pretrained(a.out)
     rewards = [h['reward'] for h in trainer.state.log_history if 'reward' in h]
     print(json.dumps(dict(out=a.out, steps=trainer.state.global_step, first_reward=rewards[0] if rewards else None,
                           last_reward=rewards[-1] if rewards else None)))

@@ -5,8 +5,8 @@ Run (from the repository root; every command reads and updates the one file, not
     .venv/bin/python bench/lessons.py warm [LESSON ...]   # time lessons with the student and agent base built
     .venv/bin/python bench/lessons.py cold [LESSON ...]   # time lessons from empty caches; record what they built
     .venv/bin/python bench/lessons.py slow [LESSON ...]   # time the lessons that have `slow` cells, with them run
-    .venv/bin/python bench/lessons.py from-log LOG        # take the warm times from a `make test` log (nbdev-test --timing)
-    .venv/bin/python bench/lessons.py check LOG           # every lesson's recorded warm time within 1.5x of that log's?
+    .venv/bin/python bench/lessons.py from-log LOG        # record a `make test` log's times (nbdev-test --timing) as CI's
+    .venv/bin/python bench/lessons.py check LOG           # every lesson's recorded CI time within 1.5x of that log's?
     .venv/bin/python bench/lessons.py headers             # write each lesson's cost cell and the README's table
 
 A lesson is run exactly as `nbdev-test` runs it (`nbdev.test.test_nb`, the same skip flags, so `slow`, `gpu` and `llm`
@@ -20,6 +20,11 @@ in CI. Every run gets fresh, private `AGENTFORGE_CACHE_DIR` and `AGENTFORGE_DATA
   bubblewrap (a `bwrap` on PATH that logs, then runs the real one);
 - cold: both folders start empty, and what appeared in the cache afterwards (the student, the agent base) is recorded
   as what a cold run builds first. Without lesson names it runs the lessons whose warm run read a model.
+Two run times per lesson, because they differ for a reason: `warm` is the lesson alone in a fresh interpreter (what a
+learner's fresh kernel pays, imports included); `ci` is the lesson's line in a fresh-clone `make test` log, where
+`nbdev-test --n-workers 2` runs many lessons in one worker process, so torch and transformers are usually imported
+already. `check` compares the `ci` figures with another log. A cold run's extra cost is the model builds it needs
+(`agentforge.run.COSTS_S`, measured in a cold `make demo`).
 Timings are only as good as the machine is quiet: `how` in each section of the file says where they were measured.
 `OMP_NUM_THREADS` is passed through as set (the file records it). Prints figures; asserts nothing.
 """
@@ -179,8 +184,10 @@ def measure(mode:str, names:list, base_cache:Path, base_data:Path, note:str=''):
         t = read_times()
         old = t.get(mode, {}).get('lessons', {})
         section['lessons'] = {**old, **section['lessons'], name: {**r, 'how': section['how']}}
-        # the section's `how` describes the lessons measured with it; a lesson measured later carries its own
-        t[mode] = dict(section, how=t.get(mode, {}).get('how', section['how']))
+        # the section's `how` describes the lessons measured with it; a lesson measured later carries its own (a run
+        # over every lesson renews the section's)
+        whole = set(names) >= set(lessons())
+        t[mode] = dict(section, how=section['how'] if whole else t.get(mode, {}).get('how', section['how']))
         write_times(t)
 
 def ci_times(log:str) -> dict:
@@ -188,19 +195,15 @@ def ci_times(log:str) -> dict:
     return {m.group(1): float(m.group(2)) for m in re.finditer(r'^(\S+)\.ipynb: (\d+) secs\s*$', log, re.M)}
 
 def from_log(path:Path, note:str=''):
-    "Replace the warm times with a CI log's (keeping what the warm runs measured about reads and bubblewrap)."
+    "Record a `make test` log's per-lesson times as the file's `ci` section (the `warm` runs stay as they are)."
     ci = ci_times(path.read_text(errors='replace'))
     if not ci: sys.exit(f'{path}: no `NAME.ipynb: N secs` lines (was nbdev-test run with --timing?)')
     t = read_times()
-    old = t.get('warm', {}).get('lessons', {})
-    keep = ('reads', 'bwrap_launches')  # what the lesson's own warm run measured about it, not about its time
-    lessons = {n: {**{k: old[n][k] for k in keep if k in old.get(n, {})}, 'seconds': s, 'ok': True,
-                   'source': f'ci-log {path.name}', 'date': datetime.date.today().isoformat(), 'commit': _git_commit()}
-               for n, s in ci.items()}
-    t['warm'] = dict(how=dict(tool=f'bench/lessons.py from-log {path.name}', commit=_git_commit(),
-                              date=datetime.date.today().isoformat(),
-                              note=note or 'nbdev-test --n-workers 2 --timing in a make test log (whole seconds)'),
-                     lessons={**old, **lessons})
+    at = re.search(r'\bat ([0-9a-f]{7,40})\b', path.read_text(errors='replace')[:2000])  # a log's header may say
+    t['ci'] = dict(how=dict(tool=f'bench/lessons.py from-log {path.name}', date=datetime.date.today().isoformat(),
+                            commit=at.group(1) if at else 'not stated in the log',
+                            note=note or 'nbdev-test --n-workers 2 --timing in a fresh-clone make test (whole seconds)'),
+                   lessons={n: dict(seconds=s, ok=True) for n, s in sorted(ci.items())})
     write_times(t)
     print(f'{len(ci)} lessons read from {path}')
 
@@ -210,8 +213,8 @@ def ratio(a:float, b:float, floor:float=5.0) -> float:
     return max(a, b) / min(a, b)
 
 def check(path:Path, limit:float=1.5) -> int:
-    "Compare the file's warm times with a CI log's; return how many lessons are off by more than `limit`."
-    ci, warm = ci_times(path.read_text(errors='replace')), read_times().get('warm', {}).get('lessons', {})
+    "Compare the file's CI times with another CI log's; return how many lessons are off by more than `limit`."
+    ci, warm = ci_times(path.read_text(errors='replace')), read_times().get('ci', {}).get('lessons', {})
     bad = 0
     for n in lessons():
         a, b = warm.get(n, {}).get('seconds'), ci.get(n)
@@ -224,7 +227,8 @@ def check(path:Path, limit:float=1.5) -> int:
 # ---------------------------------------------------------------- writing the figures down
 def fmt_s(s:float) -> str:
     "A duration as a reader wants it: '8 s', '45 s', '2.5 min', '12 min'."
-    if s < 90: return f'{max(1, round(s))} s'
+    if s < 1: return 'under 1 s'
+    if s < 90: return f'{round(s)} s'
     m = s / 60
     return f'{m:.1f} min' if m < 10 else f'{round(m)} min'
 
@@ -239,17 +243,33 @@ def cost(name:str, t:dict) -> dict:
     w = t.get('warm', {}).get('lessons', {}).get(name, {})
     c = t.get('cold', {}).get('lessons', {}).get(name, {})
     s = t.get('slow', {}).get('lessons', {}).get(name, {})
+    ci = t.get('ci', {}).get('lessons', {}).get(name, {})
     return dict(warm=w.get('seconds') if w.get('ok') else None, cold=c.get('seconds') if c.get('ok') else None,
+                ci=ci.get('seconds'),
                 builds=c.get('builds') if c.get('ok') else None, reads=w.get('reads'), bwrap=w.get('bwrap_launches'),
                 slow=s.get('seconds') if s.get('ok') else None)
 
-def _cold_text(k:dict) -> str:
+BUILD_COST = dict(student='student', agent='agent_base')  # this file's names for the models -> `run.COSTS_S`'s
+
+def build_seconds() -> dict:
+    "Seconds each model build costs on 2 cores, measured in a cold `make demo` (one place: `agentforge.run.COSTS_S`)."
+    from agentforge.run import COSTS_S
+    return {k: COSTS_S[v] for k, v in BUILD_COST.items()}
+
+def _builds_text(names:list, costs:dict) -> str:
+    return ' and '.join(f'{BUILDS[x]} ({fmt_s(costs[x])})' for x in _order(names))
+
+def _cold_text(k:dict, costs:dict|None=None) -> str:
     if k['cold'] is not None:
         b = k['builds'] or []
         return fmt_s(k['cold']) + ' cold' + (f" (it builds {' and '.join(BUILDS[x] for x in _order(b))} first)" if b
                                              else ' (it builds nothing first)')
     if k['reads'] == []: return 'a cold run builds nothing first (it reads neither the student nor the agent base)'
-    if k['reads']: return f"cold not timed yet: a cold run builds {' and '.join(BUILDS[x] for x in _order(k['reads']))} first"
+    if k['reads']:
+        costs = costs or build_seconds()
+        total = (k['warm'] or 0) + sum(costs[x] for x in k['reads'])
+        return (f"cold about {fmt_s(total)}: it first builds {_builds_text(k['reads'], costs)}, build times measured in a "
+                f"cold `make demo` (`run.COSTS_S`), then runs as warm")
     return 'cold not measured'
 
 def _bwrap_text(k:dict) -> str:
@@ -261,7 +281,11 @@ def _bwrap_text(k:dict) -> str:
 def header(name:str, nb:dict, t:dict) -> str:
     "The lesson's cost cell, from the file and the notebook's own text."
     k, r, n_slow = cost(name, t), reading(nb), slow_cells(nb)
-    run = f"{fmt_s(k['warm'])} warm; {_cold_text(k)}" if k['warm'] is not None else 'not measured yet'
+    if k['warm'] is None: run = 'not measured yet'
+    else:
+        ci = f"{fmt_s(k['ci'])} in CI's `make test` (libraries usually imported already by an earlier lesson); " \
+            if k['ci'] is not None else ''
+        run = f"{ci}{fmt_s(k['warm'])} warm, alone in a fresh kernel; {_cold_text(k)}"
     slow = ''
     if n_slow:
         cells = 'its `slow` cell' if n_slow == 1 else f'its {n_slow} `slow` cells'
@@ -272,7 +296,9 @@ def header(name:str, nb:dict, t:dict) -> str:
     return (f"{HEADER} Reading: {fmt_read(r['minutes'])} ({r['words']:,} words, {r['code_lines']:,} lines of code). "
             f"Running (every cell but the `slow` ones, as CI runs it): {run}. {_bwrap_text(k)}{slow}\n\n"
             f"<sub>From `results/lessons/times.json`, written by `bench/lessons.py`. Warm: the student and agent base "
-            f"already built, nothing else cached ({_when(t, 'warm', name)}). Cold: empty caches{cold_when}. "
+            f"already built, nothing else cached ({_when(t, 'warm', name)}). "
+            + (f"CI: {_when(t, 'ci')}. " if k['ci'] is not None else '') +
+            f"Cold: empty caches{cold_when}. "
             f"Reading at {PROSE_WPM} words and {CODE_LPM} lines of code a minute.</sub>")
 
 def _when(t:dict, section:str, name:str|None=None) -> str:
@@ -304,20 +330,26 @@ def write_header(name:str, t:dict) -> bool:
 
 def readme_table(t:dict) -> str:
     "The README's table of every lesson's run time and needs, from the file (reading time is in each lesson)."
-    rows = ['| lesson | run, warm | run, cold (what it builds first) | bubblewrap |', '|---|---|---|---|']
+    rows = ['| lesson | in CI | warm, fresh kernel | cold (what it builds first) | bubblewrap |', '|---|---|---|---|---|']
+    costs = build_seconds()
     for n in lessons():
         k = cost(n, t)
         cold = (fmt_s(k['cold']) + (f" ({', '.join(BUILDS[x] for x in _order(k['builds']))})" if k['builds'] else '')
                 if k['cold'] is not None else
                 'nothing to build' if k['reads'] == [] else
-                f"not timed ({', '.join(BUILDS[x] for x in _order(k['reads']))})" if k['reads'] else 'not measured')
+                f"about {fmt_s((k['warm'] or 0) + sum(costs[x] for x in k['reads']))} "
+                f"({', '.join(BUILDS[x] for x in _order(k['reads']))})" if k['reads'] else 'not measured')
         bw = 'not measured' if k['bwrap'] is None else 'needed' if k['bwrap'] else 'no'
         warm = fmt_s(k['warm']) if k['warm'] is not None else 'not measured'
-        rows.append(f"| `{n}` | {warm} | {cold} | {bw} |")
-    w, c = t.get('warm', {}).get('how', {}), t.get('cold', {}).get('how', {})
+        ci = fmt_s(k['ci']) if k['ci'] is not None else 'not measured'
+        rows.append(f"| `{n}` | {ci} | {warm} | {cold} | {bw} |")
+    w, c, i = (t.get(x, {}).get('how', {}) for x in ('warm', 'cold', 'ci'))
     src = lambda h: f"{h.get('tool', '?')} at `{h.get('commit', '?')}`, {h.get('date', '?')}" + \
         (f" ({h['note']})" if h.get('note') else '')
-    return '\n'.join([README_START, *rows, '', f"Warm: {src(w)}. Cold: {src(c) if c else 'not measured'}.", README_END])
+    builds = ', '.join(f'{BUILDS[x]} {fmt_s(costs[x])}' for x in BUILDS)
+    return '\n'.join([README_START, *rows, '', f"In CI: {src(i) if i else 'not measured'}. Warm: {src(w)}. "
+                      f"Cold: {src(c) if c else 'not measured'}; where not timed, warm plus the builds ({builds}, "
+                      f"`agentforge.run.COSTS_S`, measured in a cold `make demo`).", README_END])
 
 def write_readme(t:dict) -> bool:
     text = README.read_text()

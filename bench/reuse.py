@@ -8,6 +8,7 @@
    - scripted-random+reuse (same)    CopyBest, examples from the same brief only
    - scripted-random+reuse (others)  CopyBest, examples from other briefs only (what transfers across families)
    - tiny / tiny+examples            the untrained tiny agent (cloned base), without and with examples offered (--tiny)
+   - trained / trained+examples      an outer run's trained adapter (--adapter RUN), without and with examples
 An episode that never validates trained nothing: its uplift is 0 (the student is unchanged) and it is counted. An
 episode whose inner job died is ungraded: left out of the means, counted, and the run fails loudly if any did.
 
@@ -18,7 +19,8 @@ condition against the one it extends brief by brief: the mean per-brief differen
 the honest interval when episodes of a brief share their hidden eval and often their spec.
 
 Run: .venv/bin/python bench/reuse.py --out results/reuse     (13 min on 2 cores once the student and agent base are built)
-Recorded: results/reuse/reuse.json, read by lesson 09c_reuse.
+Recorded: results/reuse/reuse.json, read by lesson 09c_reuse; the trained agent's conditions:
+    .venv/bin/python bench/reuse.py --no-scripted --adapter RUN --temperature 0.7 --out results/reuse/trained
 """
 import argparse, json, math, statistics, sys, tempfile, time
 from pathlib import Path
@@ -62,13 +64,18 @@ def summarise(name:str, records:list, lib_uplift:dict) -> dict:
                 read_examples=sum(any(c['name'] == 'read_file' and str(c['arguments']).find('examples/') >= 0
                                       for c in r.tool_calls) for r in records))
 
+def extends(name:str) -> str:
+    "The condition `name` adds one thing to: examples to the same agent, training to the untrained agent."
+    if name == 'trained + examples': return 'trained'
+    return 'tiny (untrained)' if name.startswith(('tiny', 'trained')) else 'scripted-random'
+
 def paired(conds:list) -> list:
     """Each condition against the one it extends, brief by brief (the episodes of one brief share its hidden eval and,
     under CopyBest, often one spec): the mean per-brief difference in uplift with a t interval over briefs."""
     base = {c['name']: c for c in conds}
     out = []
     for c in conds:
-        ref = base.get('tiny (untrained)' if c['name'].startswith('tiny') else 'scripted-random')
+        ref = base.get(extends(c['name']))
         if ref is None or ref is c: continue
         briefs = sorted(set(c['by_brief']) & set(ref['by_brief']))
         d = [c['by_brief'][b] - ref['by_brief'][b] for b in briefs]
@@ -76,6 +83,18 @@ def paired(conds:list) -> list:
                         if d else None, uplift_diff_ci=t_interval(d), better_on=sum(x > 0 for x in d),
                         worse_on=sum(x < 0 for x in d), first_try_diff=round(c['first_try'] - ref['first_try'], 4)))
     return out
+
+def adapter_dir(where:Path) -> Path:
+    "The LoRA adapter of an outer checkpoint (`RUN/checkpoints/step-N`), or of a run folder's newest verified one."
+    from agentforge.durable import latest_checkpoint, verify_checkpoint
+    if (where / 'checkpoints').is_dir():
+        ck = latest_checkpoint(where / 'checkpoints')
+        if ck is None: sys.exit(f'{where}: no verified checkpoint under checkpoints/')
+        where = ck
+    verify_checkpoint(where)
+    found = [d for d in (where / 'adapter', where) if (d / 'adapter_config.json').is_file()]
+    if not found: sys.exit(f'{where}: no LoRA adapter (adapter/adapter_config.json)')
+    return found[0]
 
 def main(a):
     from agentforge.agents import ScriptedAgent
@@ -92,12 +111,18 @@ def main(a):
     conds = [('scripted-random', ScriptedAgent('random'), {}),
              ('scripted-random+reuse (same brief)', CopyBest(ScriptedAgent('random')), dict(reuse_scope='same')),
              ('scripted-random+reuse (other briefs)', CopyBest(ScriptedAgent('random')), dict(reuse_scope='others'))]
+    if not a.scripted: conds = []
+    temp = {} if a.temperature is None else dict(temperature=a.temperature)
     if a.tiny:
         from agentforge.cloning import load_tiny_agent
-        tiny = load_tiny_agent(progress=False)
+        tiny = load_tiny_agent(progress=False, **temp)
         conds += [('tiny (untrained)', tiny, {}), ('tiny (untrained) + examples', tiny, dict(reuse_scope='any'))]
+    if a.adapter:
+        from agentforge.cloning import load_tiny_agent
+        trained = load_tiny_agent(adapter=adapter_dir(Path(a.adapter)), progress=False, name='trained', **temp)
+        conds += [('trained', trained, {}), ('trained + examples', trained, dict(reuse_scope='any'))]
     out = dict(briefs=briefs, past_seeds=a.past_seeds, fresh_seeds=a.fresh_seeds, library_specs=len(lib.entries()),
-               library_inner_seed=0, fresh_inner_seed=1, conditions=[])
+               library_inner_seed=0, fresh_inner_seed=1, adapter=a.adapter, temperature=a.temperature, conditions=[])
     for i, (name, agent, kw) in enumerate(conds):
         t = time.monotonic()
         recs = run_episodes(agent, fresh, work / f'fresh-{i}', tag=f'c{i}', seed=1, slots=a.slots,
@@ -118,6 +143,12 @@ if __name__ == '__main__':
     ap.add_argument('--past-seeds', type=int, default=4, help='library-pass episodes per brief')
     ap.add_argument('--fresh-seeds', type=int, default=4, help='fresh episodes per brief and condition')
     ap.add_argument('--tiny', action=argparse.BooleanOptionalAction, default=True, help='also the untrained tiny agent')
+    ap.add_argument('--scripted', action=argparse.BooleanOptionalAction, default=True,
+                    help='the scripted conditions (random, and CopyBest with same-brief and other-brief examples)')
+    ap.add_argument('--adapter', default=None, help='also a trained agent: an outer run folder (its newest verified '
+                    'checkpoint) or RUN/checkpoints/step-N')
+    ap.add_argument('--temperature', type=float, default=None,
+                    help="the tiny and trained agents' sampling temperature (default: the tiny agent's own)")
     ap.add_argument('--slots', type=int, default=2, help='inner jobs at once')
     ap.add_argument('--out', default='results/reuse', help='reuse.json goes here')
     ap.add_argument('--work', default=None, help='episodes, pool and library (default: a temp folder)')

@@ -6,6 +6,8 @@ here renders offline. Only a browser that cannot start is a reason to skip; a pa
 import functools, os, shutil, subprocess, tempfile
 from pathlib import Path
 
+KEEP = 'AGENTFORGE_SCREENSHOTS'  # a folder: the browser tests also save their screenshots there (results/screenshots)
+
 FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
          '--disable-component-update', '--no-first-run', '--disable-sync', '--hide-scrollbars',
          '--host-resolver-rules=MAP * ~NOTFOUND', '--virtual-time-budget=5000']
@@ -51,3 +53,12 @@ def ink(png:Path) -> dict:
     colours, counts = np.unique(px, axis=0, return_counts=True)
     background = colours[counts.argmax()]
     return dict(ink=float((px != background).any(axis=1).mean()), colours=int(len(colours)))
+
+
+def keep(png:Path, name:str) -> Path|None:
+    "Copy a screenshot a test checked to `$AGENTFORGE_SCREENSHOTS/name` when that folder is set; the copy's path."
+    if not os.environ.get(KEEP): return None
+    dest = Path(os.environ[KEEP]) / name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(png, dest)
+    return dest

@@ -20,6 +20,19 @@ def test_every_lesson_is_measured():
     assert not missing, f'no passing warm run recorded for {missing}: run `python bench/lessons.py warm {" ".join(missing)}`'
     for section in ('warm', 'cold'):
         if section in TIMES: assert {'tool', 'commit', 'date'} <= set(TIMES[section]['how']), section
+    ci = TIMES.get('ci', {}).get('lessons', {})
+    missing = [n for n in LESSONS if n not in ci]
+    assert not missing, (f'no CI time recorded for {missing}: run `make test` from a fresh clone (fresh-run --keep) and '
+                         f'`python bench/lessons.py from-log LOG`')
+    assert {'tool', 'date'} <= set(TIMES['ci']['how'])
+
+def test_a_cold_figure_not_timed_is_warm_plus_the_measured_builds():
+    "Where a cold run was not timed, the header adds `run.COSTS_S`'s measured builds to the warm time, and says so."
+    k = dict(warm=30.0, cold=None, builds=None, reads=['student', 'agent'], bwrap=0, slow=None, ci=3.0)
+    from agentforge.run import COSTS_S
+    text = bl._cold_text(k)
+    assert bl.fmt_s(30 + COSTS_S['student'] + COSTS_S['agent_base']) in text and 'COSTS_S' in text
+    assert bl._cold_text({**k, 'reads': []}).startswith('a cold run builds nothing first')
 
 @pytest.mark.parametrize('name', LESSONS)
 def test_cost_cell_matches_the_measurements(name):

@@ -84,3 +84,15 @@ def test_chromium_renders_a_lesson_page_offline(lesson_site, tmp_path):
     assert 'jp-OutputArea-output' in headless.render(url, tmp_path / 'page.png', '1280,1000')
     ink = headless.ink(tmp_path / 'page.png')
     assert ink['ink'] > 0.05 and ink['colours'] > 100, f'the page rendered blank: {ink}'
+    headless.keep(tmp_path / 'page.png', 'site-03_presets.png')
+
+
+def test_committed_screenshots_exist_and_are_not_blank():
+    "The README shows the course through `results/screenshots/`; each image it links is there and has content."
+    import re
+    readme = (ROOT / 'README.md').read_text()
+    linked = sorted(set(re.findall(r'\]\((results/screenshots/[\w.-]+\.png)\)', readme)))
+    assert len(linked) == 3, linked
+    for rel in linked:
+        ink = headless.ink(ROOT / rel)
+        assert ink['ink'] > 0.05 and ink['colours'] > 100, f'{rel} looks blank: {ink}'

@@ -102,3 +102,4 @@ def test_chromium_renders_a_deck_offline(built, tmp_path):
     assert re.search(r'<section[^>]*class="[^"]*present', page), 'reveal.js did not start: no slide is shown'
     ink = headless.ink(tmp_path / 'deck.png')
     assert ink['ink'] > 0.05 and ink['colours'] > 200, f'the deck rendered blank: {ink}'
+    headless.keep(tmp_path / 'deck.png', 'deck-reward-shaping.png')
