@@ -224,6 +224,18 @@ def test_reuse_numeric_answer_matches_the_code():
     from agentforge.reuse import MAX_EXAMPLES
     assert abs(MAX_EXAMPLES - q['answer']) <= q['tolerance']
 
+def test_reuse_trained_agent_question_quotes_the_recorded_run():
+    "The figures the question quotes are results/reuse/trained/reuse.json's (lesson 09c reads the same file)."
+    import json
+    res = json.loads((BANKS[0].parents[2] / 'results' / 'reuse' / 'trained' / 'reuse.json').read_text())
+    q = _bank('09c_reuse')['reuse-trained-agent']
+    text = ' '.join([q['question']] + [a['text'] + ' ' + a['feedback'] for a in q['answers']])
+    by, pair = {c['name']: c for c in res['conditions']}, {p['name']: p for p in res['paired']}
+    for v in (by['trained']['uplift'], by['tiny (untrained)']['uplift'], pair['trained']['uplift_diff'],
+              pair['trained']['uplift_diff_ci'][0], pair['trained']['uplift_diff_ci'][1]):
+        assert f'{v:+.3f}' in text.replace('−', '-'), v
+    assert pair['trained']['uplift_diff_ci'][0] > 0 and sum(c['read_examples'] for c in res['conditions']) == 0
+
 def test_config_numeric_answer_matches_the_code():
     from agentforge.config import RunConfig, default
     q = _bank('10b_config')['config-demo-steps']
