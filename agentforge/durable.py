@@ -5,14 +5,14 @@ kill, a full disk or a power cut at any instant leaves the old version or the ne
 
 # %% ../nbs/01a_durable.ipynb #fe75c4b6
 from __future__ import annotations
-import hashlib, json, logging, os, secrets, shutil, tempfile, time
+import hashlib, json, logging, os, secrets, shutil, sqlite3, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 
 # %% auto #0
 __all__ = ['write_atomic', 'fsync_path', 'sha256_file', 'publish_dir', 'CheckpointCorrupt', 'ResumeMismatch',
            'new_checkpoint_dir', 'write_manifest', 'commit_checkpoint', 'save_checkpoint', 'verify_checkpoint',
-           'latest_checkpoint']
+           'latest_checkpoint', 'open_sqlite']
 
 # %% ../nbs/01a_durable.ipynb #d7a0e112
 def write_atomic(path:str|Path, # the file to write (its folder is created)
@@ -171,3 +171,25 @@ def latest_checkpoint(ckpt_root, meta:dict|None=None, # refuse (ResumeMismatch) 
                                  + '. Refusing to resume: start a new run folder or remove the checkpoints.')
         return p
     return None
+
+# %% ../nbs/01a_durable.ipynb #7f424842
+def open_sqlite(path:str|Path, # the database file (created if missing)
+                wait:float=60.0, # seconds to wait for another process's lock, the WAL switch included
+                **kw, # more `sqlite3.connect` arguments (e.g. check_same_thread=False)
+               ) -> sqlite3.Connection:
+    "Autocommit, rows by name, WAL, synchronous=NORMAL, waiting up to `wait` s: how every shared database is opened."
+    db = sqlite3.connect(path, timeout=wait, isolation_level=None, **kw)
+    db.row_factory = sqlite3.Row
+    db.execute(f'PRAGMA busy_timeout={int(wait * 1000)}')
+    end = time.monotonic() + wait
+    while True:  # the switch to WAL answers 'locked' at once, without waiting, while another process switches
+        try:
+            if db.execute('PRAGMA journal_mode').fetchone()[0] != 'wal': db.execute('PRAGMA journal_mode=WAL')
+            break
+        except sqlite3.OperationalError as e:
+            if 'locked' not in str(e) or time.monotonic() > end:
+                db.close()
+                raise
+            time.sleep(0.02)
+    db.execute('PRAGMA synchronous=NORMAL')
+    return db

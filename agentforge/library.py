@@ -6,12 +6,12 @@ in one SQLite file, so the next job of the same kind starts from what the last o
 
 # %% ../nbs/09b_library.ipynb #7ef6fcd2
 from __future__ import annotations
-import getpass, json, re, shutil, sqlite3, time
+import getpass, json, re, shutil, time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fastcore.basics import patch
 from pathlib import Path
-from .durable import publish_dir
+from .durable import open_sqlite, publish_dir
 from .families import get_family
 from .schema import load_spec
 from .spec import folder_digest, spec_files
@@ -75,11 +75,8 @@ class Library:
     @contextmanager
     def _db(self):
         "A connection in WAL mode that waits up to 60 s for another writer (autocommit: transactions are explicit)."
-        db = sqlite3.connect(self.root / 'library.db', timeout=60, isolation_level=None)
-        db.row_factory = sqlite3.Row
-        try:
-            db.execute('PRAGMA journal_mode=WAL')
-            yield db
+        db = open_sqlite(self.root / 'library.db')  # lesson 01a: the switch to WAL retried, two creators at once
+        try: yield db
         finally: db.close()
 
     def __repr__(self): return f"Library({str(self.root)!r})"

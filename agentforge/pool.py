@@ -11,6 +11,7 @@ import hashlib, json, os, secrets, sqlite3, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from .durable import open_sqlite
 
 # %% auto #0
 __all__ = ['STATES', 'TERMINAL', 'SCHEMA', 'Job', 'Pool']
@@ -65,12 +66,7 @@ class Job:
 # %% ../nbs/08_pool.ipynb #92c34a7f
 def _connect(path:Path) -> sqlite3.Connection:
     "Open the queue database in autocommit mode (we issue BEGIN ourselves), WAL, waiting up to 60 s for locks."
-    db = sqlite3.connect(path, timeout=60, isolation_level=None, check_same_thread=False)
-    db.row_factory = sqlite3.Row
-    db.execute('PRAGMA busy_timeout=60000')
-    if db.execute('PRAGMA journal_mode').fetchone()[0] != 'wal': db.execute('PRAGMA journal_mode=WAL')
-    db.execute('PRAGMA synchronous=NORMAL')   # in WAL mode: durable across process crashes, fast commits
-    return db
+    return open_sqlite(path, check_same_thread=False)  # lesson 01a: one way for every shared database
 
 # %% ../nbs/08_pool.ipynb #c63bf1e9
 class Pool:

@@ -74,3 +74,18 @@ def test_a_student_folder_with_an_old_manifest_is_not_trusted(tmp_path):
     assert _verified(d) is None
     write_manifest(d, key='k')
     assert _verified(d)['key'] == 'k'
+
+
+def test_processes_creating_one_database_at_once_all_get_wal(tmp_path):
+    """Switching a new SQLite file to WAL answers 'database is locked' at once, without waiting, while another process
+    switches it too (a fresh make test lost a 09b_library writer to it): `open_sqlite` retries that step."""
+    import subprocess, sys, time
+    opener = ('import sys, time\nfrom agentforge.durable import open_sqlite\n'
+              'while time.time() < float(sys.argv[2]): pass\n'
+              'print(open_sqlite(sys.argv[1]).execute("PRAGMA journal_mode").fetchone()[0])\n')
+    for trial in range(6):
+        at = time.time() + 1.5
+        procs = [subprocess.Popen([sys.executable, '-c', opener, str(tmp_path / f'{trial}.db'), str(at)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(6)]
+        out = [(p.wait(), p.stdout.read().strip(), p.stderr.read()[-300:]) for p in procs]
+        assert all(rc == 0 and mode == 'wal' for rc, mode, _ in out), (trial, out)
