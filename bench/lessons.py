@@ -5,7 +5,7 @@ Run (from the repository root; every command reads and updates the one file, not
     .venv/bin/python bench/lessons.py warm [LESSON ...]   # time lessons with the student and agent base built
     .venv/bin/python bench/lessons.py cold [LESSON ...]   # time lessons from empty caches; record what they built
     .venv/bin/python bench/lessons.py slow [LESSON ...]   # time the lessons that have `slow` cells, with them run
-    .venv/bin/python bench/lessons.py from-log LOG        # record a `make test` log's times (nbdev-test --timing) as CI's
+    .venv/bin/python bench/lessons.py from-log LOG [LOG]  # record `make test` logs' times (nbdev-test --timing): CI's
     .venv/bin/python bench/lessons.py check LOG           # every lesson's recorded CI time within 1.5x of that log's?
     .venv/bin/python bench/lessons.py headers             # write each lesson's cost cell and the README's table
 
@@ -194,18 +194,22 @@ def ci_times(log:str) -> dict:
     "Per-lesson seconds from `nbdev-test --timing` lines (`NAME.ipynb: N secs`) in a log."
     return {m.group(1): float(m.group(2)) for m in re.finditer(r'^(\S+)\.ipynb: (\d+) secs\s*$', log, re.M)}
 
-def from_log(path:Path, note:str=''):
-    "Record a `make test` log's per-lesson times as the file's `ci` section (the `warm` runs stay as they are)."
-    ci = ci_times(path.read_text(errors='replace'))
-    if not ci: sys.exit(f'{path}: no `NAME.ipynb: N secs` lines (was nbdev-test run with --timing?)')
+def from_log(paths:list, note:str=''):
+    """Record `make test` logs' per-lesson times as the file's `ci` section: the mean over the logs (CI's figure for a
+    lesson moves from run to run with which worker imported torch first), each log's figure kept beside it."""
+    logs = {Path(p).name: ci_times(Path(p).read_text(errors='replace')) for p in paths}
+    if empty := [n for n, ci in logs.items() if not ci]:
+        sys.exit(f'{empty}: no `NAME.ipynb: N secs` lines (was nbdev-test run with --timing?)')
+    commits = [m.group(1) for p in paths if (m := re.search(r'\bat ([0-9a-f]{7,40})\b', Path(p).read_text()[:2000]))]
+    names = sorted(set.intersection(*(set(ci) for ci in logs.values())))
     t = read_times()
-    at = re.search(r'\bat ([0-9a-f]{7,40})\b', path.read_text(errors='replace')[:2000])  # a log's header may say
-    t['ci'] = dict(how=dict(tool=f'bench/lessons.py from-log {path.name}', date=datetime.date.today().isoformat(),
-                            commit=at.group(1) if at else 'not stated in the log',
-                            note=note or 'nbdev-test --n-workers 2 --timing in a fresh-clone make test (whole seconds)'),
-                   lessons={n: dict(seconds=s, ok=True) for n, s in sorted(ci.items())})
+    t['ci'] = dict(how=dict(tool=f"bench/lessons.py from-log {' '.join(logs)}", date=datetime.date.today().isoformat(),
+                            commit=', '.join(commits) or 'not stated in the logs',
+                            note=note or 'nbdev-test --n-workers 2 --timing in fresh-clone make tests (whole seconds)'),
+                   lessons={n: dict(seconds=round(sum(ci[n] for ci in logs.values()) / len(logs), 1), ok=True,
+                                    runs=[ci[n] for ci in logs.values()]) for n in names})
     write_times(t)
-    print(f'{len(ci)} lessons read from {path}')
+    print(f'{len(names)} lessons read from {len(logs)} log(s): {", ".join(logs)}')
 
 def ratio(a:float, b:float, floor:float=5.0) -> float:
     "How many times one time is the other, with both raised to `floor` seconds (whole-second CI figures of tiny lessons)."
@@ -283,7 +287,7 @@ def header(name:str, nb:dict, t:dict) -> str:
     k, r, n_slow = cost(name, t), reading(nb), slow_cells(nb)
     if k['warm'] is None: run = 'not measured yet'
     else:
-        ci = f"{fmt_s(k['ci'])} in CI's `make test` (libraries usually imported already by an earlier lesson); " \
+        ci = f"{fmt_s(k['ci'])} in CI's `make test` (two lessons at a time, libraries usually imported by an earlier one); " \
             if k['ci'] is not None else ''
         run = f"{ci}{fmt_s(k['warm'])} warm, alone in a fresh kernel; {_cold_text(k)}"
     slow = ''
@@ -374,7 +378,7 @@ def main(argv=None):
                            [n for n in lessons() if t.get('warm', {}).get('lessons', {}).get(n, {}).get('reads', [1])])
         if bad := [n for n in names if n not in lessons()]: sys.exit(f'unknown lessons {bad}; known: {lessons()}')
         measure(a.cmd, names, Path(a.base_cache), Path(a.base_data), a.note)
-    elif a.cmd == 'from-log': from_log(Path(a.args[0]), a.note)
+    elif a.cmd == 'from-log': from_log(a.args, a.note)
     elif a.cmd == 'check': sys.exit(1 if check(Path(a.args[0])) else 0)
     else:
         t = read_times()
