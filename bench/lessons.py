@@ -263,6 +263,10 @@ def build_seconds() -> dict:
 def _builds_text(names:list, costs:dict) -> str:
     return ' and '.join(f'{BUILDS[x]} ({fmt_s(costs[x])})' for x in _order(names))
 
+def cold_estimate(k:dict, costs:dict) -> float:
+    "A cold run not timed: the warm run plus the measured builds of the models the lesson reads."
+    return (k['warm'] or 0) + sum(costs[x] for x in k['reads'])
+
 def _cold_text(k:dict, costs:dict|None=None) -> str:
     if k['cold'] is not None:
         b = k['builds'] or []
@@ -271,8 +275,7 @@ def _cold_text(k:dict, costs:dict|None=None) -> str:
     if k['reads'] == []: return 'a cold run builds nothing first (it reads neither the student nor the agent base)'
     if k['reads']:
         costs = costs or build_seconds()
-        total = (k['warm'] or 0) + sum(costs[x] for x in k['reads'])
-        return (f"cold about {fmt_s(total)}: it first builds {_builds_text(k['reads'], costs)}, build times measured in a "
+        return (f"cold about {fmt_s(cold_estimate(k, costs))}: it first builds {_builds_text(k['reads'], costs)}, build times measured in a "
                 f"cold `make demo` (`run.COSTS_S`), then runs as warm")
     return 'cold not measured'
 
@@ -341,7 +344,7 @@ def readme_table(t:dict) -> str:
         cold = (fmt_s(k['cold']) + (f" ({', '.join(BUILDS[x] for x in _order(k['builds']))})" if k['builds'] else '')
                 if k['cold'] is not None else
                 'nothing to build' if k['reads'] == [] else
-                f"about {fmt_s((k['warm'] or 0) + sum(costs[x] for x in k['reads']))} "
+                f"about {fmt_s(cold_estimate(k, costs))} "
                 f"({', '.join(BUILDS[x] for x in _order(k['reads']))})" if k['reads'] else 'not measured')
         bw = 'not measured' if k['bwrap'] is None else 'needed' if k['bwrap'] else 'no'
         warm = fmt_s(k['warm']) if k['warm'] is not None else 'not measured'

@@ -84,18 +84,6 @@ def paired(conds:list) -> list:
                         worse_on=sum(x < 0 for x in d), first_try_diff=round(c['first_try'] - ref['first_try'], 4)))
     return out
 
-def adapter_dir(where:Path) -> Path:
-    "The LoRA adapter of an outer checkpoint (`RUN/checkpoints/step-N`), or of a run folder's newest verified one."
-    from agentforge.durable import latest_checkpoint, verify_checkpoint
-    if (where / 'checkpoints').is_dir():
-        ck = latest_checkpoint(where / 'checkpoints')
-        if ck is None: sys.exit(f'{where}: no verified checkpoint under checkpoints/')
-        where = ck
-    verify_checkpoint(where)
-    found = [d for d in (where / 'adapter', where) if (d / 'adapter_config.json').is_file()]
-    if not found: sys.exit(f'{where}: no LoRA adapter (adapter/adapter_config.json)')
-    return found[0]
-
 def main(a):
     from agentforge.agents import ScriptedAgent
     from agentforge.episode import run_episodes
@@ -119,7 +107,8 @@ def main(a):
         conds += [('tiny (untrained)', tiny, {}), ('tiny (untrained) + examples', tiny, dict(reuse_scope='any'))]
     if a.adapter:
         from agentforge.cloning import load_tiny_agent
-        trained = load_tiny_agent(adapter=adapter_dir(Path(a.adapter)), progress=False, name='trained', **temp)
+        from agentforge.practice import _adapter_dir  # the one reader of a run's checkpoints (`draft --agent adapter:`)
+        trained = load_tiny_agent(adapter=_adapter_dir(a.adapter), progress=False, name='trained', **temp)
         conds += [('trained', trained, {}), ('trained + examples', trained, dict(reuse_scope='any'))]
     out = dict(briefs=briefs, past_seeds=a.past_seeds, fresh_seeds=a.fresh_seeds, library_specs=len(lib.entries()),
                library_inner_seed=0, fresh_inner_seed=1, adapter=a.adapter, temperature=a.temperature, conditions=[])

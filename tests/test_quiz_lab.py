@@ -142,7 +142,7 @@ def test_quiz_widget_in_jupyterlab(lab, browser, tmp_path):
     assert 'mod-danger' in target.get_attribute('class')             # a wrong answer turns red
     assert f'score: 0/1 answered' in cell.text                       # the running score counted it
     lap['feedback shown'] = time.monotonic() - t0
-    if os.environ.get('AGENTFORGE_SCREENSHOTS'):  # the page as the test left it: the widget, the red answer, its feedback
+    if os.environ.get(headless.KEEP):  # the page as the test left it: the widget, the red answer, its feedback
         browser.save_screenshot(str(tmp_path / 'lab.png'))
         headless.keep(tmp_path / 'lab.png', 'jupyterlab-quiz-01_grading.png')
     print('JupyterLab quiz, seconds after the server answered:', {k: round(v, 1) for k, v in lap.items()})
