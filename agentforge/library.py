@@ -7,18 +7,19 @@ in one SQLite file, so the next job of the same kind starts from what the last o
 # %% ../nbs/09b_library.ipynb #7ef6fcd2
 from __future__ import annotations
 import getpass, json, re, shutil, time
+import yaml
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fastcore.basics import patch
 from pathlib import Path
-from .durable import open_sqlite, publish_dir
+from .durable import open_sqlite, publish_dir, write_atomic
 from .families import get_family
 from .schema import load_spec
 from .spec import folder_digest, spec_files
 from .tasks import absolute, data_dir
 
 # %% auto #0
-__all__ = ['SOURCES', 'SCHEMA', 'library_dir', 'Entry', 'Library', 'words', 'similarity', 'source_of']
+__all__ = ['SOURCES', 'SCHEMA', 'library_dir', 'Entry', 'Library', 'words', 'similarity', 'retargeted', 'source_of']
 
 # %% ../nbs/09b_library.ipynb #920e16cf
 SOURCES = dict(person='a person wrote or edited it', served='a served model (an OpenAI-compatible endpoint)',
@@ -173,14 +174,27 @@ def search(self:Library, text:str|None=None, # brief-like text: entries ranked b
     hits.sort(key=lambda h: (-round(h[0], 6), -(h[1].uplift if h[1].uplift is not None else -9)))
     return [h for h in hits if h[0] > 0][:limit]
 
+def retargeted(text:str, brief:str) -> str:
+    "A task.yaml's text with its top-level `brief:` line pointing at `brief` (refused for a spec with its own rows)."
+    doc = yaml.safe_load(text)
+    if isinstance(doc, dict) and isinstance(doc.get('data'), dict) and 'train' in doc['data']:
+        raise ValueError(f"this spec trains on its own rows ({doc['data']['train']}), which belong to brief "
+                         f"{doc.get('brief')!r}; export it without --brief and replace them with {brief!r}'s rows")
+    new, n = re.subn(r'^brief:.*$', f'brief: {brief}', text, count=1, flags=re.M)
+    if n != 1: raise ValueError("its task.yaml has no top-level `brief:` line to point at the new brief")
+    return new
+
 @patch
-def export(self:Library, ref:str, dest:str|Path) -> Path:
+def export(self:Library, ref:str, dest:str|Path,
+           brief:str|None=None) -> Path: # point the copy at this brief (another client's job of the same kind)
     "Copy a stored spec to a new folder `dest` to start from (its digest is checked first: the copy is what was run)."
     e, dest = self.get(ref), absolute(dest)
     if dest.exists(): raise FileExistsError(f"{dest} exists; export into a new folder")
     if (got := folder_digest(e.folder)) != e.digest:
         raise RuntimeError(f"{e.folder} was changed after it was recorded (digest {got[:12]}, not {e.digest[:12]})")
+    text = retargeted((e.folder / 'task.yaml').read_text(), get_family(brief).name) if brief else None
     shutil.copytree(e.folder, dest)
+    if text is not None: write_atomic(dest / 'task.yaml', text)
     return dest
 
 # %% ../nbs/09b_library.ipynb #1d5cda06

@@ -275,8 +275,10 @@ def library_show(ref:str=typer.Argument(..., help='a digest or its first 6+ char
 
 @library_app.command('export')
 def library_export(ref:str=typer.Argument(..., help='a digest or its first 6+ characters'),
-                   dest:Path=typer.Argument(..., help='a new folder to copy the spec into'), library:str=_LIB):
+                   dest:Path=typer.Argument(..., help='a new folder to copy the spec into'), library:str=_LIB,
+                   brief:Optional[str]=typer.Option(None, help="point the copy at this brief: the next client's job of "
+                                                    "the same kind starts from this one's spec (lesson 13d_capstone)")):
     "Copy a recorded spec into a new folder to start a job from (its digest checked first)."
-    try: d = open_library(library).export(ref, dest)
+    try: d = open_library(library).export(ref, dest, brief)
     except (ValueError, KeyError, FileExistsError) as err: fail(f"error: {str(err).strip(chr(39))}")
     typer.echo(f"copied to {d}; next: agentforge validate {d}")

@@ -136,16 +136,17 @@ def next_turn(node) -> str:
 def _as_list(v) -> list: return [v] if isinstance(v, str) else list(v)
 
 # %% ../nbs/02b_support.ipynb #aafdbc6e
-def kb_rows(products=None) -> list:
-    "One dict per knowledge-base node: product, symptom, path, depth, kind ('question' or 'fix'), turn."
+def kb_rows(products=None, kb:dict|None=None) -> list:
+    "One dict per node of a knowledge base (ours, or `kb`): product, symptom, path, depth, kind (question/fix), turn."
+    kb = kb or KB
     return [dict(product=p, symptom=s, path=list(path), depth=len(path),
                  kind='question' if isinstance(node, dict) else 'fix', turn=next_turn(node))
-            for p in (products or PRODUCTS) for s, sym in KB[p]['symptoms'].items() for path, node in walk(sym['tree'])]
+            for p in (products or list(kb)) for s, sym in kb[p]['symptoms'].items() for path, node in walk(sym['tree'])]
 
-def kb_table(products=None) -> str:
+def kb_table(products=None, kb:dict|None=None) -> str:
     "The knowledge base as a Markdown table: which turn the assistant gives after which customer answers."
     lines = ['| product | symptom | customer answered | next turn |', '|---|---|---|---|']
-    for r in kb_rows(products):
+    for r in kb_rows(products, kb):
         turn = f"**{r['turn']}**" if r['kind'] == 'fix' else r['turn']
         lines.append(f"| {r['product']} | {r['symptom']} | {' → '.join(r['path']) or '(opening)'} | {turn} |")
     return '\n'.join(lines)
@@ -157,20 +158,21 @@ CUSTOMER_NAMES = ('Ana', 'Ben', 'Chloe', 'Dev', 'Emma', 'Farid', 'Grace', 'Hugo'
 SIGNOFFS = ('', ' Thanks!', ' Any ideas?', ' Please help.', ' Thanks, {name}.', ' - {name}')
 PHRASINGS = ('plain', 'varied')
 
-def opening(rng:random.Random, product:str, symptom:str, phrasing:str='varied') -> str:
-    "The customer's first message reporting `symptom` on `product`."
-    says = KB[product]['symptoms'][symptom]['says']
-    text = (rng.choice(says) if phrasing == 'varied' else says[0]).format(m=rng.choice(KB[product]['models']))
+def opening(rng:random.Random, product:str, symptom:str, phrasing:str='varied', kb:dict|None=None) -> str:
+    "The customer's first message reporting `symptom` on `product` (of our knowledge base, or of `kb`)."
+    kb = kb or KB
+    says = kb[product]['symptoms'][symptom]['says']
+    text = (rng.choice(says) if phrasing == 'varied' else says[0]).format(m=rng.choice(kb[product]['models']))
     greet = rng.choice(GREETINGS)
     text = greet + (text if greet else text[0].upper() + text[1:]) + rng.choice(DETAILS) + '.'
     return text + rng.choice(SIGNOFFS).format(name=rng.choice(CUSTOMER_NAMES))
 
 # %% ../nbs/02b_support.ipynb #eab4d4d2
 def make_dialogue(rng:random.Random, product:str, symptom:str, path=(), phrasing:str='varied',
-                  first:str|None=None) -> tuple:
-    "Return `(messages, answer, meta)`: the dialogue along `path` and the assistant's canonical next turn."
-    msgs = [dict(role='user', content=first or opening(rng, product, symptom, phrasing))]
-    node = KB[product]['symptoms'][symptom]['tree']
+                  first:str|None=None, kb:dict|None=None) -> tuple:
+    "`(messages, answer, meta)`: the dialogue along `path` and the assistant's canonical next turn (`kb`: a client's)."
+    msgs = [dict(role='user', content=first or opening(rng, product, symptom, phrasing, kb))]
+    node = (kb or KB)[product]['symptoms'][symptom]['tree']
     for k in path:
         b = node['branches'][k]
         says = rng.choice(b['says']) if phrasing == 'varied' else b['says'][0]

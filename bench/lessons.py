@@ -196,18 +196,23 @@ def ci_times(log:str) -> dict:
 
 def from_log(paths:list, note:str=''):
     """Record `make test` logs' per-lesson times as the file's `ci` section: the mean over the logs (CI's figure for a
-    lesson moves from run to run with which worker imported torch first), each log's figure kept beside it."""
+    lesson moves from run to run with which worker imported torch first), each log's figure kept beside it; a lesson
+    only some logs ran (a new one) gets the mean of those, and names them."""
     logs = {Path(p).name: ci_times(Path(p).read_text(errors='replace')) for p in paths}
     if empty := [n for n, ci in logs.items() if not ci]:
         sys.exit(f'{empty}: no `NAME.ipynb: N secs` lines (was nbdev-test run with --timing?)')
     commits = [m.group(1) for p in paths if (m := re.search(r'\bat ([0-9a-f]{7,40})\b', Path(p).read_text()[:2000]))]
-    names = sorted(set.intersection(*(set(ci) for ci in logs.values())))
+    names = sorted(set.union(*(set(ci) for ci in logs.values())))  # a lesson newer than some logs: the ones that ran it
     t = read_times()
+    def entry(n):
+        runs = {log: ci[n] for log, ci in logs.items() if n in ci}
+        e = dict(seconds=round(sum(runs.values()) / len(runs), 1), ok=True, runs=list(runs.values()))
+        return e if len(runs) == len(logs) else dict(e, how=dict(date=datetime.date.today().isoformat(), note=(
+            f"from {', '.join(runs)} only (a lesson newer than the other logs)")))
     t['ci'] = dict(how=dict(tool=f"bench/lessons.py from-log {' '.join(logs)}", date=datetime.date.today().isoformat(),
                             commit=', '.join(commits) or 'not stated in the logs',
                             note=note or 'nbdev-test --n-workers 2 --timing in fresh-clone make tests (whole seconds)'),
-                   lessons={n: dict(seconds=round(sum(ci[n] for ci in logs.values()) / len(logs), 1), ok=True,
-                                    runs=[ci[n] for ci in logs.values()]) for n in names})
+                   lessons={n: entry(n) for n in names})
     write_times(t)
     print(f'{len(names)} lessons read from {len(logs)} log(s): {", ".join(logs)}')
 
@@ -292,6 +297,8 @@ def header(name:str, nb:dict, t:dict) -> str:
     else:
         ci = f"{fmt_s(k['ci'])} in CI's `make test` (two lessons at a time, libraries usually imported by an earlier one); " \
             if k['ci'] is not None else ''
+        if k['ci'] is not None and (own := t['ci']['lessons'][name].get('how')):  # timed by fewer logs than the others
+            ci = f"{fmt_s(k['ci'])} under `nbdev-test` ({own['note']}); "
         run = f"{ci}{fmt_s(k['warm'])} warm, alone in a fresh kernel; {_cold_text(k)}"
     slow = ''
     if n_slow:
@@ -304,7 +311,7 @@ def header(name:str, nb:dict, t:dict) -> str:
             f"Running (every cell but the `slow` ones, as CI runs it): {run}. {_bwrap_text(k)}{slow}\n\n"
             f"<sub>From `results/lessons/times.json`, written by `bench/lessons.py`. Warm: the student and agent base "
             f"already built, nothing else cached ({_when(t, 'warm', name)}). "
-            + (f"CI: {_when(t, 'ci')}. " if k['ci'] is not None else '') +
+            + (f"CI: {_when(t, 'ci', name)}. " if k['ci'] is not None else '') +
             f"Cold: empty caches{cold_when}. "
             f"Reading at {PROSE_WPM} words and {CODE_LPM} lines of code a minute.</sub>")
 

@@ -96,3 +96,23 @@ def test_cli_train_records_its_result_and_refuses_what_it_cannot_record(tmp_path
     [e] = Library(tmp_path / 'lib').entries()
     assert e.results[0]['key'] == res['key'] and e.results[0]['post'] == res['post']
     assert e.sources[0]['kind'] == 'person'
+
+def test_export_to_another_brief_rewrites_the_brief_and_refuses_own_rows(tmp_path):
+    """`library export --brief`: the next client's job starts from this spec; a spec with its own rows would carry the
+    first client's rows, so it is refused and nothing is left behind."""
+    [d] = specs(tmp_path, 'arithmetic', 1)
+    lib = Library(tmp_path / 'lib'); dig = lib.add(d, OK)
+    r = CliRunner().invoke(app, ['library', 'export', dig[:10], str(tmp_path / 'next'), '--library',
+                                 str(tmp_path / 'lib'), '--brief', 'date_math'])
+    assert r.exit_code == 0, r.output
+    assert yaml.safe_load((tmp_path / 'next' / 'task.yaml').read_text())['brief'] == 'date_math'
+    assert folder_digest(lib.get(dig).folder) == dig                       # the recorded copy is untouched
+    own = tmp_path / 'own'; own.mkdir(); (own / 'data').mkdir()
+    doc = yaml.safe_load((d / 'task.yaml').read_text())
+    doc['data'] = dict(train='data/train.jsonl')
+    (own / 'data' / 'train.jsonl').write_text('{"prompt": "1+1?", "answer": "2"}\n')
+    (own / 'task.yaml').write_text(yaml.safe_dump(doc))
+    dig2 = lib.add(own, OK)
+    r = CliRunner().invoke(app, ['library', 'export', dig2[:10], str(tmp_path / 'next2'), '--library',
+                                 str(tmp_path / 'lib'), '--brief', 'date_math'])
+    assert r.exit_code == 2 and 'its own rows' in r.output and not (tmp_path / 'next2').exists()
