@@ -202,13 +202,13 @@ def from_log(paths:list, note:str=''):
     if empty := [n for n, ci in logs.items() if not ci]:
         sys.exit(f'{empty}: no `NAME.ipynb: N secs` lines (was nbdev-test run with --timing?)')
     commits = [m.group(1) for p in paths if (m := re.search(r'\bat ([0-9a-f]{7,40})\b', Path(p).read_text()[:2000]))]
-    names = sorted(set.union(*(set(ci) for ci in logs.values())))  # a lesson newer than some logs: the ones that ran it
+    names = sorted(set.union(*(set(ci) for ci in logs.values())))  # a lesson only some logs ran: the mean of those
     t = read_times()
     def entry(n):
         runs = {log: ci[n] for log, ci in logs.items() if n in ci}
         e = dict(seconds=round(sum(runs.values()) / len(runs), 1), ok=True, runs=list(runs.values()))
         return e if len(runs) == len(logs) else dict(e, how=dict(date=datetime.date.today().isoformat(), note=(
-            f"from {', '.join(runs)} only (a lesson newer than the other logs)")))
+            f"from {', '.join(runs)} only (the other logs did not run it)")))
     t['ci'] = dict(how=dict(tool=f"bench/lessons.py from-log {' '.join(logs)}", date=datetime.date.today().isoformat(),
                             commit=', '.join(commits) or 'not stated in the logs',
                             note=note or 'nbdev-test --n-workers 2 --timing in fresh-clone make tests (whole seconds)'),
