@@ -287,6 +287,7 @@ class InnerResult:
     cached: bool = False  # read from the result cache
     seconds: float = 0.0  # job wall time
     uplift_se: float|None = None  # standard error of post − pre over the hidden items (paired); None: not measured
+    score_seconds: float|None = None  # the hidden scoring after training, its process included; None: not measured
     def to_json(self) -> dict: return dataclasses.asdict(self)
 
 # %% ../nbs/07_inner.ipynb #371409fa
@@ -323,11 +324,13 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
     work = Path(work_dir or done.parent / 'work')
     if not cache and work_dir is None: shutil.rmtree(work, ignore_errors=True)  # no cache: a fresh run, not a resume
     t = train_spec(spec, rows, work, student, seed, device, save_steps, progress, limits)
+    t_score = time.monotonic()
     post = score_hidden(t.model_dir, spec.brief, student, samples, seed, hidden_root)
+    t_score = round(time.monotonic() - t_score, 3)
     res = InnerResult(spec.name, spec.brief, student, seed, key, pre['score'], post['score'],
                       uplift_score(pre['score'], post['score']), round(t.seconds, 3), t.steps, t.stopped_early,
                       summarize(t.history), str(t.model_dir), t.resumed_from, t.reward_calls, t.skipped, samples, False,
-                      round(time.monotonic() - t0, 3), paired_se(pre.get('per_item'), post.get('per_item')))
+                      round(time.monotonic() - t0, 3), paired_se(pre.get('per_item'), post.get('per_item')), t_score)
     if cache: write_atomic(done, json.dumps(res.to_json(), indent=1))
     shutil.rmtree(work / 'checkpoints', ignore_errors=True)  # they only serve a resume; ~5 MB each, kept model: 1.7 MB
     return res
@@ -365,6 +368,7 @@ def submit_inner(pool, # an agentforge.pool.Pool
             shutil.copytree(spec.root, tmp, dirs_exist_ok=True)
     args = dict(spec_dir=str(home), student=student, seed=seed, samples=samples,
                 hidden_root=None if hidden_root is None else str(hidden_root))
+    if cache_root is not None: args['cache_root'] = str(absolute(cache_root))  # the job writes where we look
     jid = pool.submit('agentforge.inner:inner_job', args, pool=pool_name or spec.resources['pool'], key=key,
                       priority=priority, time_limit_s=60 * spec.resources['max_minutes'] + 600, retry_dead=retry_dead)
     return InnerJob(jid, key, str(home))

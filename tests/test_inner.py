@@ -12,9 +12,9 @@ from transformers import TrainerCallback
 from typer.testing import CliRunner
 from agentforge.cli import app
 from agentforge.families import FAMILIES
-from agentforge.inner import (RewardFailed, grpo_args, grpo_config, load_student_model, run_inner, train_spec,
-                              training_dataset)
-from agentforge.scoring import result_key, score_hidden
+from agentforge.inner import (RewardFailed, grpo_args, grpo_config, inner_outcome, load_student_model, run_inner,
+                              submit_inner, train_spec, training_dataset)
+from agentforge.scoring import result_key, result_path, score_hidden
 from agentforge.pool import Pool
 import agentforge.runner as runner
 from agentforge.durable import ResumeMismatch
@@ -197,6 +197,21 @@ def test_result_cache_is_keyed_by_content(tmp_path, platform):
     k1 = result_key(load_spec(d), 'tiny-student', 0, 2)
     (d / 'notes.md').write_text('a changed byte anywhere in the spec is a different spec\n')
     assert result_key(load_spec(d), 'tiny-student', 0, 2) != k1 and result_key(load_spec(d), 'tiny-student', 1, 2) != k1
+
+def test_a_queued_job_writes_its_result_to_the_cache_it_was_submitted_with(tmp_path, platform):
+    """submit_inner(cache_root=C): the job's result lands in C (it once went to the default cache: bench/warm.py timed
+    cached results as jobs), and the same job asked again is answered from C without queueing."""
+    d = spec_dir(tmp_path / 's', 'arithmetic', platform, max_steps=2)
+    pool, cache = Pool(tmp_path / 'pool', capacity={'inner': 1}), tmp_path / 'c'
+    job = submit_inner(pool, d, hidden_root=platform, cache_root=cache)
+    assert pool.get(job.id).args['cache_root'] == str(cache)
+    runner.work(pool, 'inner', until_idle=True)
+    out = inner_outcome(pool, job, cache)
+    assert out['state'] == 'done', out['error']
+    assert result_path(job.key, cache).exists() and not result_path(job.key).exists()
+    again = submit_inner(pool, d, hidden_root=platform, cache_root=cache)
+    assert again.id is None and inner_outcome(pool, again, cache)['result']['post'] == out['result']['post']
+    assert out['result']['score_seconds'] > 0  # the hidden scoring's wall time, reported by every new result
 
 def test_cli_train_json_and_refusals(tmp_path, platform, monkeypatch):
     monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(platform))
