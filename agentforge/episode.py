@@ -250,8 +250,8 @@ def train_and_grade(records:list, run_dir, # the records to grade; the run's fol
     jobs = {id(r): submit_inner(pool, r.submission, env.student, env.seed, env.samples, env.hidden_root,
                                 pool_name='inner') for r in todo}
     stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
-    if pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once, each job a fresh fork
-        work(pool, 'inner', slots=slots, until_idle=True, stop=stop, warm=INNER)
+    if pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once a run, each job a fresh fork
+        work(pool, 'inner', slots=slots, until_idle=True, stop=stop, warm=INNER, keep_warm=True)
     if stop.is_set():
         raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
     for r in todo:

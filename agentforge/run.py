@@ -16,6 +16,7 @@ from .families import FAMILIES
 from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
 from .report import write_report
+from .runner import close_kept
 from .student import StudentRecipe, student_ready
 from .tasks import absolute, cache_dir, data_dir
 from .transfer import eval_jobs, evaluate, transfer_table, verdict, verdict_text, write_transfer
@@ -183,6 +184,7 @@ def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clo
         report = write_report(out, title='agentforge two-loop run (STOPPED)')
         say(f"\nTHE RUN STOPPED: {e}\n  report (says why): {report}")
         raise
+    finally: close_kept()  # the warm process the run's steps shared (lesson 08c)
     event(out, 'run_end')
     say('  ' + verdict_text(v).replace('\n', '\n  '))
     report = write_report(out, title='agentforge two-loop run')

@@ -6,7 +6,7 @@ three commands that operate it: status, worker, drain."""
 
 # %% ../nbs/08c_runner.ipynb #c273e4cc
 from __future__ import annotations
-import logging, os, secrets, signal, threading, time
+import atexit, logging, os, secrets, signal, threading, time
 from dataclasses import dataclass
 from pathlib import Path
 from .attempt import outcome, start_attempt
@@ -14,7 +14,7 @@ from .pool import STATES, Job, Pool
 from .warm import Warm
 
 # %% auto #0
-__all__ = ['work', 'status_table', 'run_worker', 'drain']
+__all__ = ['close_kept', 'work', 'status_table', 'run_worker', 'drain']
 
 # %% ../nbs/08c_runner.ipynb #48631455
 def _log():
@@ -102,6 +102,25 @@ def _start_warm(preload:tuple, env:dict|None=None) -> Warm|None:
         _log().warning(f'warm worker unavailable, running each attempt in a fresh interpreter: {e}')
         return None
 
+_KEPT, _KEPT_LOCK = {}, threading.Lock()  # (preload, env, cwd) -> the warm process work(keep_warm=True) keeps
+
+def _kept_warm(preload:tuple, env:dict|None=None) -> Warm|None:
+    "This process's kept warm process for `preload` and `env`; one is started (and kept) if none is alive."
+    key = (tuple(preload), tuple(sorted((env or {}).items())), os.getcwd())
+    with _KEPT_LOCK:
+        if (w := _KEPT.get(key)) is not None and w.alive(): return w
+        if w is not None: w.close()  # it died (killed, out of memory): its folder goes, a new one starts
+        w = _KEPT[key] = _start_warm(preload, env)
+        if w is None: del _KEPT[key]
+        return w
+
+def close_kept():
+    "Stop every warm process `work(keep_warm=True)` kept (also run at exit; they die with this process anyway)."
+    with _KEPT_LOCK:
+        while _KEPT: _KEPT.popitem()[1].close()
+
+atexit.register(close_kept)
+
 def work(p:Pool, # the queue to serve
          pool:str='inner',
          slots:int|None=None, # at most this many attempts at once (default: capacity[pool])
@@ -111,6 +130,7 @@ def work(p:Pool, # the queue to serve
          name:str|None=None, grace_s:float=5.0, poll_s:float=0.005,
          stop:threading.Event|None=None, ray_options:dict|None=None,
          warm:tuple|None=None, # local backend: fork attempts from a warm process that imported these modules once
+         keep_warm:bool=False, # keep that warm process for this process's next call (close_kept stops it)
          ) -> dict:
     "Run jobs of `pool` in child processes, `slots` at a time; return {state: attempts this worker committed}."
     if backend not in ('local', 'ray'): raise ValueError(f"backend is 'local' or 'ray', got {backend!r}")
@@ -129,7 +149,8 @@ def work(p:Pool, # the queue to serve
             if len(runs) < slots and now >= next_claim:
                 for job in (new := p.claim(pool, slots - len(runs), name, lease_s)):
                     if warm_box and (warm_box[0] is None or not warm_box[0].alive()):  # none yet, or it died
-                        warm_box[:] = [w] if (w := _start_warm(warm, p.env)) else []  # none: cold from now on
+                        w = (_kept_warm if keep_warm else _start_warm)(warm, p.env)
+                        warm_box[:] = [w] if w else []  # none: cold from now on
                     runs[job.id] = r = _launch(p, job, backend, ray_options, warm_box and warm_box[0])
                     _beat(p, {0: r}, lease_s)
                 # nothing runnable: look again soon, not every turn
@@ -139,7 +160,7 @@ def work(p:Pool, # the queue to serve
     finally:
         _shutdown(p, runs, stats, grace_s)
         undo()
-        if warm_box and warm_box[0]: warm_box[0].close()
+        if warm_box and warm_box[0] and not keep_warm: warm_box[0].close()
     return stats
 
 # %% ../nbs/08c_runner.ipynb #23789fc3

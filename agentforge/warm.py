@@ -137,6 +137,7 @@ class Warm:
                  timeout:float=300, # seconds the imports may take
                  cwd=None): # its working folder, and its calls' (default: this process's, so relative paths agree)
         self.dir = Path(tempfile.mkdtemp(prefix='agentforge-warm-'))  # not af-*: the sandbox's leak checks own that
+        self.owner = os.getpid()  # only this process stops it (a fork of it inherits the object, not the right)
         self.sock = str(self.dir / 'sock')
         self.log = self.dir / 'log.txt'
         with open(self.log, 'ab') as err:
@@ -161,6 +162,7 @@ class Warm:
 
     def close(self):
         "Stop the warm process (it kills the children still running) and remove its folder."
+        if os.getpid() != self.owner: return  # e.g. at exit in a fork of the owner: the owner's process, not ours
         if self.p.poll() is None:
             try: self.p.stdin.close()
             except OSError: pass

@@ -1,6 +1,7 @@
 """Benchmark warm inner workers (`agentforge.warm`): the fixed cost of an inner job, cold against warm, side by side.
 
 Run: .venv/bin/python bench/warm.py [--brief unit_conversion] [--jobs 3] [--rounds 2] [--slots 1] [--out FILE.json]
+     .venv/bin/python bench/warm.py --calls 4 [--out FILE.json]   # one warm process per run, not per step
 
 One spec (lesson 12b's heuristic: 48 steps at 3e-4, 256 rows), `--jobs` distinct inner jobs per batch (training seeds
 differ, so each really trains), queued on a fresh pool and run by one worker with `--slots` slots until idle:
@@ -17,6 +18,9 @@ What it reports, per mode (batches alternate cold and warm so both see the same 
 - of it, the hidden scoring (`score_seconds`: 512 greedy items, its process included);
 - the worker's own start and stop, paid once per worker: the first job's extra overhead, and the time from the last
   job's end to the worker's return (the warm process's start and stop are in them).
+With `--calls N` it measures instead what an outer run pays per step: N successive `work` calls (as
+`episode.train_and_grade` makes one a step), each serving one new short job (the same spec at 4 steps), with
+`keep_warm=False` (a warm process started and stopped per call) and `keep_warm=True` (one kept across the calls).
 The untrained student's hidden score is computed once before timing (it is cached by every mode alike).
 Prints figures and writes them to --out; asserts nothing (these machines are shared and noisy: targets live here,
 not in unit tests).
@@ -89,6 +93,30 @@ def main(brief:str, jobs:int, rounds:int, slots:int=1, first_seed:int=100, out:s
         Path(out).write_text(json.dumps(rec, indent=1) + '\n')
         print('written', out)
 
+def calls(brief:str, n:int, first_seed:int=100, out:str|None=None):
+    "Per `work` call wall time, N calls of one new 4-step job each, without and with keep_warm."
+    from agentforge.runner import close_kept
+    root = Path(tempfile.mkdtemp(prefix='bench-warm-spec-')); (root / 'spec').mkdir()
+    (root / 'spec' / 'task.yaml').write_text(write_spec(brief, HEURISTIC).replace('max_steps: 48', 'max_steps: 4'))
+    cache, threads = root / 'cache', str(os.cpu_count() or 1)
+    pre_score('tiny-student', brief)
+    pool = Pool(tempfile.mkdtemp(prefix='bench-warm-'), capacity={'inner': 1}, env=dict(OMP_NUM_THREADS=threads))
+    rec, seed = dict(brief=brief, calls=n, first_seed=first_seed, cpus=os.cpu_count()), first_seed
+    for keep in (False, True):
+        walls = []
+        for _ in range(n):
+            job = submit_inner(pool, root / 'spec', seed=seed, cache_root=cache); seed += 1
+            t = time.monotonic(); work(pool, 'inner', slots=1, until_idle=True, warm=INNER, keep_warm=keep)
+            walls.append(round(time.monotonic() - t, 2))
+            assert inner_outcome(pool, job, cache)['state'] == 'done'
+        close_kept()
+        rec['keep_warm' if keep else 'per_call'] = walls
+        print(f"keep_warm={keep}: seconds per call {walls} (median {statistics.median(walls):.2f})", flush=True)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(json.dumps(rec, indent=1) + '\n')
+        print('written', out)
+
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--brief', default='unit_conversion')
@@ -97,5 +125,7 @@ if __name__ == '__main__':
     ap.add_argument('--slots', type=int, default=1, help='attempts at once, each with cores/slots torch threads (a run uses 2)')
     ap.add_argument('--first-seed', type=int, default=100, help='training seed of the first job (results are cached by seed)')
     ap.add_argument('--out', help='write the figures as JSON here (e.g. results/bench/warm.json)')
+    ap.add_argument('--calls', type=int, default=0, help='measure N work() calls of one short job each, keep_warm off/on')
     a = ap.parse_args()
-    main(a.brief, a.jobs, a.rounds, a.slots, a.first_seed, a.out)
+    if a.calls: calls(a.brief, a.calls, a.first_seed, a.out)
+    else: main(a.brief, a.jobs, a.rounds, a.slots, a.first_seed, a.out)

@@ -10,3 +10,13 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+@pytest.fixture(autouse=True)
+def no_kept_warm_process():
+    """After every test, stop the warm processes `runner.work(keep_warm=True)` kept (an outer run's episodes keep one
+    across steps; `run.two_loop` stops it at its end, but a test that calls `run_episodes` directly is its own run).
+    Without this, a later module's check that the test process has no children would see them."""
+    yield
+    from agentforge.runner import close_kept
+    close_kept()

@@ -99,3 +99,6 @@ def threads(job_dir):
     "How many intra-op threads torch uses in this attempt, and what OMP_NUM_THREADS says."
     import torch
     return {'torch': torch.get_num_threads(), 'omp': os.environ.get('OMP_NUM_THREADS')}
+
+
+def parent(job_dir): return {'ppid': os.getppid()}  # a warm attempt's parent is the warm process

@@ -121,6 +121,28 @@ def test_a_warm_child_sets_torch_threads_from_its_env_whatever_the_warm_process_
     finally: w.close()
 
 
+def test_a_kept_warm_process_serves_the_next_call_and_a_dead_one_is_replaced(tmp_path):
+    """work(keep_warm=True), as an outer run calls it once per step: the second call's attempts fork from the first
+    call's warm process (no second 4-7 s start); a kept process that died is replaced; close_kept stops it. Without
+    keep_warm each call starts and stops its own."""
+    pool = mkpool(tmp_path)
+    def served(**kw):
+        jid = pool.submit('pool_jobs:parent', {}, key=secrets.token_hex(4))
+        runner.work(pool, 'inner', lease_s=10, warm=('json',), **kw)
+        return pool.get(jid).result['ppid']
+    try:
+        a, b = served(keep_warm=True), served(keep_warm=True)
+        kept = list(runner._KEPT.values())
+        assert a == b != os.getpid() and len(kept) == 1 and kept[0].p.pid == a and kept[0].alive()
+        kept[0].p.kill(); kept[0].p.wait()
+        c = served(keep_warm=True)
+        assert c not in (a, os.getpid()) and alive(c) and not kept[0].dir.exists()
+    finally: runner.close_kept()
+    assert not runner._KEPT and not alive(c)
+    d, e = served(), served()
+    assert d != e and not alive(d) and not alive(e)
+
+
 # 2 ------------------------------------------------------------------------------------------------------------------
 def test_same_key_from_10_threads(tmp_path):
     "10 threads submit the same key at once (released by a barrier): one id, one row, and the job runs once."
