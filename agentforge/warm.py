@@ -4,7 +4,7 @@
 
 # %% ../nbs/08a_warm.ipynb #f7be44f6
 from __future__ import annotations
-import ctypes, importlib, json, os, select, shutil, signal, socket, subprocess, sys, tempfile, time
+import ctypes, importlib, json, os, select, shutil, signal, socket, stat, subprocess, sys, tempfile, time
 from pathlib import Path
 
 # what an inner job imports; the trainer modules are imported lazily by TRL and transformers, so name them here, or
@@ -13,7 +13,7 @@ INNER = ('torch', 'transformers', 'trl', 'peft', 'datasets', 'agentforge.inner',
          'trl.trainer.grpo_trainer')
 
 # %% auto #0
-__all__ = ['INNER', 'die_with_parent', 'serve', 'Warm', 'Spawned', 'call']
+__all__ = ['INNER', 'STALE_S', 'die_with_parent', 'serve', 'remove_stale', 'Warm', 'Spawned', 'call']
 
 # %% ../nbs/08a_warm.ipynb #49e94938
 def die_with_parent(parent:int):
@@ -129,6 +129,26 @@ def serve(sock_path:str, preload:list):
     sys.stdout.flush()
     os._exit(0)  # no interpreter teardown: unloading torch & co took 1.5 s per worker, and nothing here needs it
 
+# %% ../nbs/08a_warm.ipynb #c5e2a1b8
+STALE_S = 900  # a warm folder younger than this may belong to a process still importing: never removed
+
+def remove_stale(tmp:str|None=None, # where warm folders live (default: the temp dir)
+                 older_s:float=STALE_S) -> list:
+    "Remove this user's warm folders whose process is gone (no one listens on the socket); return their paths."
+    gone = []
+    for d in Path(tmp or tempfile.gettempdir()).glob('agentforge-warm-*'):
+        try:
+            st = d.lstat()  # a symlink named like ours is not ours
+            if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or time.time() - st.st_mtime < older_s: continue
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(1)
+                s.connect(str(d / 'sock'))  # someone answers: a live warm process, leave it
+        except (ConnectionRefusedError, FileNotFoundError):
+            shutil.rmtree(d, ignore_errors=True)
+            gone.append(str(d))
+        except OSError: continue  # a timeout, no permission: not ours to judge
+    return gone
+
 # %% ../nbs/08a_warm.ipynb #495a9921
 class Warm:
     "A warm process: started once (it imports `preload`), it forks a fresh child for every attempt or call."
@@ -136,6 +156,7 @@ class Warm:
                  env:dict|None=None, # extra environment of the warm process (and of every call it forks)
                  timeout:float=300, # seconds the imports may take
                  cwd=None): # its working folder, and its calls' (default: this process's, so relative paths agree)
+        remove_stale()  # the folders of warm processes killed before they could remove them
         self.dir = Path(tempfile.mkdtemp(prefix='agentforge-warm-'))  # not af-*: the sandbox's leak checks own that
         self.owner = os.getpid()  # only this process stops it (a fork of it inherits the object, not the right)
         self.sock = str(self.dir / 'sock')
