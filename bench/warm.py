@@ -62,13 +62,26 @@ def summary(bs:list, slots:int) -> dict:
                 first_job_extra=med([b['first_extra'] for b in bs]), worker_stop=med([b['stop'] for b in bs]),
                 wall=[round(b['wall'], 2) for b in bs])
 
+def spec_folder(brief:str, max_steps:int=48) -> Path:
+    "A fresh folder holding the heuristic spec for `brief` (at `max_steps`), with the untrained student's score cached."
+    root = Path(tempfile.mkdtemp(prefix='bench-warm-spec-')); (root / 'spec').mkdir()
+    text = write_spec(brief, HEURISTIC).replace('max_steps: 48', f'max_steps: {max_steps}')
+    (root / 'spec' / 'task.yaml').write_text(text)
+    pre_score('tiny-student', brief)  # the pre score is cached for every mode alike
+    return root
+
+def save(out:str|None, rec:dict):
+    "Write the figures as JSON to `out`, when one is given."
+    if not out: return
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(rec, indent=1) + '\n')
+    print('written', out)
+
 def fmt(x) -> str: return 'not measured (a result without score_seconds)' if x is None else f'{x:.2f} s'
 
 def main(brief:str, jobs:int, rounds:int, slots:int=1, first_seed:int=100, out:str|None=None):
-    root = Path(tempfile.mkdtemp(prefix='bench-warm-spec-')); (root / 'spec').mkdir()
-    (root / 'spec' / 'task.yaml').write_text(write_spec(brief, HEURISTIC))
+    root = spec_folder(brief)
     cache = root / 'cache'
-    pre_score('tiny-student', brief)  # the pre score is cached for both modes
     from agentforge.warm import Warm
     t = time.monotonic(); w = Warm(INNER); start = time.monotonic() - t
     t = time.monotonic(); w.close(); stop = time.monotonic() - t
@@ -88,18 +101,13 @@ def main(brief:str, jobs:int, rounds:int, slots:int=1, first_seed:int=100, out:s
               f"jobs; of it the hidden scoring {fmt(s['scoring_per_job'])}); training {s['train_per_job']:.1f} s; "
               f"once per worker: the first job {s['first_job_extra']:.2f} s, the stop {s['worker_stop']:.2f} s")
     print(f"the warm process alone: start {start:.2f} s, stop {stop:.3f} s")
-    if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps(rec, indent=1) + '\n')
-        print('written', out)
+    save(out, rec)
 
 def calls(brief:str, n:int, first_seed:int=100, out:str|None=None):
     "Per `work` call wall time, N calls of one new 4-step job each, without and with keep_warm."
     from agentforge.runner import close_kept
-    root = Path(tempfile.mkdtemp(prefix='bench-warm-spec-')); (root / 'spec').mkdir()
-    (root / 'spec' / 'task.yaml').write_text(write_spec(brief, HEURISTIC).replace('max_steps: 48', 'max_steps: 4'))
+    root = spec_folder(brief, max_steps=4)
     cache, threads = root / 'cache', str(os.cpu_count() or 1)
-    pre_score('tiny-student', brief)
     pool = Pool(tempfile.mkdtemp(prefix='bench-warm-'), capacity={'inner': 1}, env=dict(OMP_NUM_THREADS=threads))
     rec, seed = dict(brief=brief, calls=n, first_seed=first_seed, cpus=os.cpu_count()), first_seed
     for keep in (False, True):
@@ -112,10 +120,7 @@ def calls(brief:str, n:int, first_seed:int=100, out:str|None=None):
         close_kept()
         rec['keep_warm' if keep else 'per_call'] = walls
         print(f"keep_warm={keep}: seconds per call {walls} (median {statistics.median(walls):.2f})", flush=True)
-    if out:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        Path(out).write_text(json.dumps(rec, indent=1) + '\n')
-        print('written', out)
+    save(out, rec)
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
