@@ -15,7 +15,7 @@ from .agents import write_spec, CHOICES
 from .episode import SYSTEM, play, unusable_message
 from .families import FAMILIES
 from .models import build_tokenizer, tiny_model
-from .student import train_step
+from .student import TRAINING_CODE, train_step
 from .tasks import cache_dir
 
 # %% auto #0
@@ -40,9 +40,9 @@ class CloneRecipe:
 
     def key(self) -> str:
         """The cache key: this recipe, the system prompt, the scripted agent
-        (choices, a sample spec, its version), the library version."""
+        (choices, a sample spec, its version), the library version, the training code (student.TRAINING_CODE)."""
         sample = write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()})
-        blob = json.dumps([asdict(self), SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__])
+        blob = json.dumps([asdict(self), SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__, TRAINING_CODE])
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/10a_cloning.ipynb #ce54b09a

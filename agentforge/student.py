@@ -8,6 +8,7 @@ import dataclasses, fcntl, hashlib, json, math, random, time
 from dataclasses import dataclass
 from pathlib import Path
 import torch
+import torch.nn.functional as F
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import __version__
@@ -18,11 +19,13 @@ from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['DEV_BAND', 'CHATTER', 'StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs',
-           'completion_loss', 'train_step', 'pretrain', 'complete', 'evaluate', 'dev_profile', 'student_ready',
-           'build_student', 'student_manifest', 'load_student', 'student_id']
+__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows',
+           'pad_pairs', 'target_loss', 'completion_loss', 'train_step', 'pretrain', 'complete', 'evaluate',
+           'dev_profile', 'student_ready', 'build_student', 'student_manifest', 'load_student', 'student_id']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
+TRAINING_CODE = 2  # bump when the training code changes what a recipe builds (it is in the key); 2: `target_loss`
+
 @dataclass(frozen=True)
 class StudentRecipe:
     "Everything that determines the tiny student."
@@ -45,11 +48,11 @@ class StudentRecipe:
                       ('customer_support', 1), ('string_ops', 1))  # relative share of each family in every batch
 
     def key(self) -> str:
-        "A short hash of the recipe, the families' dev splits and the package version."
+        "A short hash of the recipe, the families' dev splits, the package version and `TRAINING_CODE`."
         fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in self.weights}
         fields = {k: v for k, v in dataclasses.asdict(self).items()  # empty: the key it had before the field existed
                   if not (k in ('level_habit', 'habit_spread') and not v)}
-        blob = json.dumps([fields, fp, __version__], sort_keys=True, default=str)
+        blob = json.dumps([fields, fp, __version__, TRAINING_CODE], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/03b_student.ipynb #ee9a05a2
@@ -103,6 +106,15 @@ def pad_pairs(pairs:list, pad_id:int) -> dict:
         ids[k, :n], att[k, :n], lab[k, len(p):n] = torch.tensor(p + c), 1, torch.tensor(c)
     return dict(input_ids=ids, attention_mask=att, labels=lab)
 
+def target_loss(model, batch:dict) -> torch.Tensor:
+    "`model(**batch).loss`, with the output layer run only where a label is: not over prompts and padding."
+    head, body = model.get_output_embeddings(), model.base_model
+    if head is None or body is model: return model(**batch).loss  # no separate output layer to skip
+    h = body(input_ids=batch['input_ids'], attention_mask=batch['attention_mask']).last_hidden_state[:, :-1]
+    labels = batch['labels'][:, 1:]  # the model predicts token t+1 from t
+    keep = labels != -100
+    return F.cross_entropy(head(h[keep]).float(), labels[keep])
+
 def completion_loss(model, pairs:list, pad_id:int, buckets:int=4) -> float:
     "Backpropagate the mean completion-token loss of `pairs` in `buckets` length-sorted parts (less padding)."
     pairs, k = sorted(pairs, key=lambda pc: len(pc[0]) + len(pc[1])), -(-len(pairs) // buckets)
@@ -110,7 +122,7 @@ def completion_loss(model, pairs:list, pad_id:int, buckets:int=4) -> float:
     n = [int((b['labels'][:, 1:] != -100).sum()) for b in parts]  # the model predicts token t+1 from t
     total = 0.0
     for b, m in zip(parts, n):
-        loss = model(**b).loss * (m / sum(n))  # each part's mean, weighted by its share of target tokens
+        loss = target_loss(model, b) * (m / sum(n))  # each part's mean, weighted by its share of target tokens
         loss.backward()
         total += loss.item()
     return total

@@ -195,6 +195,24 @@ def test_quoted_defaults_match_the_code():
     q = _bank('03b_student')['student-all-wrong-group']
     _close(q, 0.95 ** 8)
 
+def test_target_loss_answer_holds():
+    "03b student-target-loss: the labelled-positions loss equals the model's own loss and gradient, and is used."
+    import inspect, random, torch
+    from agentforge.models import tiny_model
+    from agentforge.student import StudentRecipe, completion_loss, pad_pairs, pretraining_rows, student_tokenizer, \
+        target_loss, TRAINING_CODE
+    recipe = StudentRecipe(rows_per_family=4, tokenizer_rows=20, vocab_size=300)
+    tok = student_tokenizer(recipe)
+    rows = [r for v in pretraining_rows(recipe, tok).values() for r in v]
+    random.Random(0).shuffle(rows)
+    b, m = pad_pairs(rows[:8], tok.pad_token_id), tiny_model('student', seed=1, tok=tok)
+    assert (b['labels'] != -100).float().mean() < 0.5                    # "most positions need no prediction"
+    full, part = m(**b).loss, target_loss(m, b)
+    g_full, g_part = (torch.autograd.grad(x, m.lm_head.weight)[0] for x in (full, part))
+    assert abs(full.item() - part.item()) < 1e-5 and torch.allclose(g_full, g_part, atol=1e-6)
+    assert 'target_loss(' in inspect.getsource(completion_loss) and TRAINING_CODE >= 2
+    assert 'TRAINING_CODE' in inspect.getsource(StudentRecipe.key)
+
 def test_support_depth_answer_matches_the_family():
     "02b: a node's depth is the number of customer answers after the opening message."
     from agentforge.families import get_family
