@@ -90,10 +90,11 @@ def grpo_args(spec:Spec, # a spec from spec.load_spec
     keep = ('max_steps', 'learning_rate', 'num_generations', 'per_device_train_batch_size', 'max_completion_length',
             'temperature', 'beta')
     scale = dict(use_cpu=True, bf16=False) if device == 'cpu' else \
-            dict(bf16=True, use_vllm=has_vllm(), vllm_mode='colocate', gradient_checkpointing=False)
+            dict(bf16=True, use_vllm=has_vllm(), vllm_mode='colocate')
     save = dict(save_strategy='steps', save_steps=save_steps) if save_steps else dict(save_strategy='no')
     return dict(output_dir=str(output_dir), seed=seed, data_seed=seed, logging_steps=1, report_to='none',
                 disable_tqdm=True, reward_weights=[float(e.weight) for e in spec.rewards],
+                gradient_checkpointing=False,  # TRL's default is on: memory we have, recomputation we pay for
                 **{k: g[k] for k in keep}, **scale, **save)
 
 def grpo_config(spec:Spec, output_dir:str|Path, seed:int=0, device:str='cpu', save_steps:int=0):

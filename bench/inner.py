@@ -1,15 +1,19 @@
 """Benchmark the inner job: our wrapper vs the same TRL GRPOTrainer called directly, and uplift per family.
 
 Run: .venv/bin/python bench/inner.py [--families string_ops arithmetic ...] [--repeats 2] [--set max_steps=100 ...]
+     .venv/bin/python bench/inner.py --checkpointing date_math [--repeats 2] [--out FILE.json]
 
 1. Overhead: `inner.train_spec` (dataset, reward wiring, atomic checkpoints every 20 steps, final save) against a
    plain `GRPOTrainer` built from the same `GRPOConfig` (no checkpoints), alternating A/B in one process so both see
    the same machine load. Target: ratio <= 1.10.
 2. Per family: `inner.run_inner` on the family's example spec (rows.example_spec, n=256 rows), cache off: the hidden
    pre and post scores, the uplift, training seconds and the whole job's wall seconds (scoring processes included).
+3. With `--checkpointing BRIEF` instead: `inner.train_spec` on the scripted heuristic spec for BRIEF (agents.HEURISTIC,
+   lesson 12b), with TRL's gradient checkpointing on (TRL's default) and off (`inner.grpo_args`), alternating in one
+   process: training seconds, the ratio of medians, and whether the last step's loss and reward agree.
 Prints figures; asserts nothing (these machines are shared and noisy: targets live here, not in unit tests).
 """
-import argparse, statistics, tempfile, time
+import argparse, json, statistics, tempfile, time
 from pathlib import Path
 import yaml
 from agentforge.families import FAMILIES
@@ -57,7 +61,32 @@ def per_family(root:Path, hidden:Path, families:list, overrides:dict, seed:int):
               f"{m.get('first', float('nan')):.3f}->{m.get('last', float('nan')):.3f}")
     print(f"{'mean':18s} {'':6s} {'':6s} {statistics.mean(ups):+8.3f}")
 
+def checkpointing(brief:str, repeats:int, out:str|None):
+    "Train the same spec with gradient checkpointing on and off, alternating; print and save the figures."
+    from agentforge import inner
+    from agentforge.agents import write_spec
+    d = Path(tempfile.mkdtemp(prefix='bench-gc-')); (d / 'task.yaml').write_text(write_spec(brief, {}))
+    spec = load_spec(d); rows = load_rows(spec)
+    base, runs = inner.grpo_args, {'on': [], 'off': []}
+    train_spec(spec, rows, Path(tempfile.mkdtemp()), save_steps=0)  # warm-up: imports and the student's first load
+    try:
+        for _ in range(repeats):
+            for mode in ('on', 'off'):
+                inner.grpo_args = lambda *a, on=mode == 'on', **k: dict(base(*a, **k), gradient_checkpointing=on)
+                t = train_spec(spec, rows, Path(tempfile.mkdtemp()), save_steps=0)
+                last = t.history[-1]
+                runs[mode].append(dict(seconds=round(t.seconds, 2), loss=last.get('loss'), reward=last.get('reward')))
+    finally: inner.grpo_args = base
+    med = {m: statistics.median(r['seconds'] for r in v) for m, v in runs.items()}
+    same = all(a['loss'] == b['loss'] and a['reward'] == b['reward'] for a, b in zip(runs['on'], runs['off']))
+    res = dict(brief=brief, steps=spec.grpo['max_steps'], runs=runs, ratio=round(med['off'] / med['on'], 3),
+               same_last_step=same)
+    print(f"gradient checkpointing on {[r['seconds'] for r in runs['on']]} s, off {[r['seconds'] for r in runs['off']]} s "
+          f"-> ratio of medians (off / on) {res['ratio']}; last step's loss and reward identical: {same}")
+    if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
+
 def main(a):
+    if a.checkpointing: return checkpointing(a.checkpointing, a.repeats, a.out)
     overrides = {k: yaml.safe_load(v) for k, v in (s.split('=', 1) for s in a.set)}
     root = Path(tempfile.mkdtemp(prefix='bench-inner-')); hidden = root / 'platform'
     t = time.monotonic(); load_student_model('tiny-student'); print(f"student load: {time.monotonic() - t:.2f} s")
@@ -72,4 +101,6 @@ if __name__ == '__main__':
     ap.add_argument('--skip-overhead', action='store_true', help='only the per-family table')
     ap.add_argument('--set', nargs='*', default=[], metavar='KEY=VALUE', help="override grpo fields, e.g. max_steps=100")
     ap.add_argument('--seed', type=int, default=0, help='training and scoring seed')
+    ap.add_argument('--checkpointing', metavar='BRIEF', help='time gradient checkpointing on against off instead')
+    ap.add_argument('--out', help='with --checkpointing: write the figures here (JSON)')
     main(ap.parse_args())

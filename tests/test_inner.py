@@ -51,6 +51,7 @@ def test_configs_for_cpu_and_gpu(tmp_path, platform):
     cpu, gpu = grpo_config(spec, tmp_path / 'o', seed=5), grpo_args(spec, tmp_path / 'o', device='cuda')
     assert (cpu.use_cpu, cpu.bf16, cpu.max_steps, cpu.beta, cpu.seed, cpu.reward_weights) == (True, False, 7, 0.04, 5, [1.0])
     assert (gpu.get('use_cpu'), gpu['bf16'], gpu['vllm_mode'], gpu['max_steps']) == (None, True, 'colocate', 7)
+    assert cpu.gradient_checkpointing is False and gpu['gradient_checkpointing'] is False  # TRL's default is True
     with pytest.raises(ValueError, match='device'): grpo_args(spec, tmp_path / 'o', device='tpu')
 
 REWARD_PY = '''
