@@ -90,12 +90,13 @@ def _jobs_text(st:dict, recs:list) -> str:
     return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
 
 # %% ../nbs/13_run.ipynb #b8f113e3
-# Seconds on a 2-core CPU, measured 2026-12-03. The student: 260 s, in a cold `make demo` from a fresh clone
-# (`../shared/tools/fresh-run`, c676828), whose whole run took 1,688 s after the install. The agent base (600 imitation
-# steps, `numbers`, `recoveries`): 156 s (its clone.json). An outer step whose specs were trained before: 2.3 s (median
+# Seconds on a 2-core CPU. The builds: 171 s (student) and 103 s (agent base: 600 imitation steps, `numbers`,
+# `recoveries`), as a cold `make demo` from a fresh clone printed them (`../shared/tools/fresh-run`, be50248,
+# 2026-12-04).
+# The rest measured 2026-12-03 (not refitted since): an outer step whose specs were trained before: 2.3 s (median
 # of that run's 54). An evaluation episode on cached specs: under 0.1 s (48 in 3.3-3.9 s). A new inner job: 14.4 s of a
 # slot (bench/grid.py: 129 jobs in 928 s on 2 slots). Each spec of the scripted space trains once.
-COSTS_S = dict(student=260, agent_base=156, step=2.3, eval_episode=0.1, inner_job=14.4)
+COSTS_S = dict(student=171, agent_base=103, step=2.3, eval_episode=0.1, inner_job=14.4)
 SPACE = len(FAMILIES) * math.prod(len(v) for v in CHOICES.values())  # distinct specs of the scripted space: 144
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
