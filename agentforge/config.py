@@ -29,7 +29,7 @@ class OuterConfig:
     briefs_per_step:int=2 # briefs (GRPO groups) per outer step
     learning_rate:float=1e-3 # the agent LoRA's learning rate (AdamW, constant)
     clip_eps:float=0.2 # PPO clip range
-    beta:float=0.0 # weight of the k3 KL to the base model (0: no reference forward)
+    beta:float=0.04 # weight of the k3 KL to the base model (0: no reference forward; retros/2026-12-04-held-out-*)
     micro_batch:int=4 # samples (LM turns) per forward/backward
     max_grad_norm:float=1.0 # global gradient-norm clip
     adv_scale:str='std' # 'std' (GRPO) or 'none' (Dr. GRPO)
