@@ -91,7 +91,7 @@ def reward_source(uses:list) -> str:
 
 # %% ../nbs/13a_export.ipynb #4cf9683a
 _TRAIN_KEYS = ('max_steps', 'learning_rate', 'num_generations', 'per_device_train_batch_size',
-               'max_completion_length', 'temperature', 'beta', 'reward_weights')
+               'max_completion_length', 'temperature', 'beta', 'reward_weights', 'gradient_checkpointing')
 
 def _literal(name:str, value) -> str:
     "`NAME = value` as readable Python (pprint, 100 columns)."
@@ -175,10 +175,8 @@ def main(argv=None):
     rows = [json.loads(line) for line in (HERE / {rows_file!r}).read_text().splitlines() if line.strip()]
     model, tok = AutoModelForCausalLM.from_pretrained(a.model), AutoTokenizer.from_pretrained(a.model)
     scale = dict(use_cpu=True, bf16=False) if a.device == 'cpu' else dict(bf16=True)
-    # no gradient checkpointing (TRL's default is on): the student's activations fit, recomputing them costs time
     args = GRPOConfig(output_dir=str(Path(a.out).with_name(Path(a.out).name + '-trainer')), seed=a.seed,
-                      data_seed=a.seed, logging_steps=1, report_to='none', save_strategy='no',
-                      gradient_checkpointing=False, **GRPO, **scale)
+                      data_seed=a.seed, logging_steps=1, report_to='none', save_strategy='no', **GRPO, **scale)
     peft = None
     if LORA:
         from peft import LoraConfig
