@@ -92,23 +92,18 @@ def _rewards(family:str, kind:str) -> str:
     if kind == 'lenient': rs = [dict(r, weight=r['weight'] / 2) for r in rs] + [dict(use='contains_answer', weight=0.5)]
     return '[' + ', '.join('{' + ', '.join(f'{k}: {json.dumps(v)}' for k, v in r.items()) + '}' for r in rs) + ']'
 
-@lru_cache(maxsize=None)
-def _fit(family:str) -> int:
-    from agentforge.rows import example_doc
-    return example_doc(family)['grpo']['max_completion_length']
-
 # %% ../nbs/09_agents.ipynb #15c6bead
 def write_spec(family:str, # the brief id
                choices:dict, # options for some keys of KNOBS; the rest are HEURISTIC's
               ) -> str:
-    "The task.yaml text a scripted agent writes for `family` with `choices`."
+    "The task.yaml text a scripted agent writes for `family` with `choices` (completion length: the family's)."
     c = HEURISTIC | choices
     return (f"spec_version: 1\nname: {family.replace('_', '-')}-task\nbrief: {family}\nstudent: tiny-student\n"
             f"data: {{generate: {{n: {c['rows']}, seed: 7, level: {c['level']}}}}}\n"
             f"rewards: {_rewards(family, c['reward'])}\n"
             f"grpo: {{max_steps: {c['max_steps']}, learning_rate: {c['learning_rate']}, num_generations: "
-            f"{c['num_generations']}, per_device_train_batch_size: 32, max_completion_length: {_fit(family)}, "
-            f"temperature: {c['temperature']}}}\nresources: {{pool: inner, gpus: 0, max_minutes: 20}}\n")
+            f"{c['num_generations']}, per_device_train_batch_size: 32, temperature: "
+            f"{c['temperature']}}}\nresources: {{pool: inner, gpus: 0, max_minutes: 20}}\n")
 
 # %% ../nbs/09_agents.ipynb #0b87d184
 def _choices_of(text:str, family:str) -> dict|None:
@@ -119,7 +114,7 @@ def _product():
     import itertools
     return (dict(zip(CHOICES, combo)) for combo in itertools.product(*CHOICES.values()))
 
-SCRIPTED_VERSION = 3  # bump when the scripted agents' behaviour changes: cloned bases are keyed by it
+SCRIPTED_VERSION = 4  # bump when the scripted agents' behaviour changes: cloned bases are keyed by it
 
 class ScriptedAgent(Agent):
     "A scripted spec writer: 'random' (uniform over CHOICES) or 'heuristic' (one practitioner's rule)."

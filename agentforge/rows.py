@@ -13,7 +13,7 @@ import yaml
 from .families import get_family
 from .schema import STUDENTS, Spec
 from .spec import Problem, SpecError, read_spec_file, safe_text, show_value, with_quotas
-from .tasks import generate, hidden_keys
+from .tasks import completion_room, generate, hidden_keys
 
 # %% auto #0
 __all__ = ['RESERVED_COLUMNS', 'ROLES', 'NUMERIC_EXACT', 'EXAMPLE_REWARDS', 'load_rows', 'example_doc', 'example_spec']
@@ -116,9 +116,9 @@ def example_doc(family:str, # a family id (brief)
     if mode not in ('generate', 'train'): raise ValueError(f"mode {mode!r}: expected 'generate' or 'train'")
     if student not in STUDENTS: raise ValueError(f"student {student!r}: expected one of {list(STUDENTS)}")
     n = fam.fit(n)  # your own family (02c): at most its rows
-    tiny, longest = STUDENTS[student] == 'tiny', max(len(i.answer.encode()) for i in generate(fam, fam.fit(64), seed))
+    tiny = STUDENTS[student] == 'tiny'
     grpo = dict(max_steps=100, learning_rate=3.0e-4, num_generations=8, per_device_train_batch_size=64,
-                max_completion_length=16 * math.ceil((longest + 8) / 16), temperature=1.0, beta=0.0)
+                max_completion_length=completion_room(fam), temperature=1.0, beta=0.0)
     if not tiny: grpo['lora'] = dict(r=16, alpha=32)
     return dict(spec_version=1, name=f"{fam.name.replace('_', '-')}-example", brief=fam.name, student=student,
                 data=dict(generate=dict(n=n, seed=seed)) if mode == 'generate' else dict(train='data/train.jsonl'),

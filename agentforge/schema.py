@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from .spec import (DATA_FILE, Problem, SpecError, folder_digest, parse_task_yaml, read_spec_file,
                              safe_text, show_value, spec_tree, with_quotas)
-from .tasks import EVAL_LEVEL, LEVELS
+from .tasks import EVAL_LEVEL, LEVELS, completion_room
 from .families import family_names, get_family, is_family
 from .rewards import BUILTINS, REQUIRED
 from .presets import PRESETS, presets_for
@@ -34,7 +34,8 @@ GRPO_RANGES = dict(max_steps=Range(int, 1, 2000), learning_rate=Range(float, 1e-
                    per_device_train_batch_size=Range(int, 1, 512), max_completion_length=Range(int, 1, 4096),
                    temperature=Range(float, 0.1, 2.0), beta=Range(float, 0.0, 1.0),
                    lora=dict(r=Range(int, 1, 256), alpha=Range(int, 1, 1024)))
-GRPO_DEFAULTS = dict(temperature=1.0, beta=0.0, lora=None)  # optional grpo fields (None: absent unless given)
+GRPO_DEFAULTS = dict(temperature=1.0, beta=0.0, lora=None,  # optional grpo fields (None: absent unless given)
+                     max_completion_length=None)  # absent: the family's tasks.completion_room, filled by _check
 RESOURCE_RANGES = dict(pool=Range(str, 1, 32, r'[a-z0-9][a-z0-9_-]*'), gpus=Range(int, 0, 64),
                        max_minutes=Range(float, 1, 24 * 60))
 STUDENTS = {n: PRESETS[n].kind for n in presets_for('student')}  # student presets (name: kind)
@@ -232,6 +233,8 @@ def _check(doc:Any, q:dict) -> tuple:
     vals['grpo'] = _ranged(doc['grpo'], 'grpo', GRPO_RANGES, GRPO_DEFAULTS, probs) if 'grpo' in doc else {}
     vals['resources'] = _ranged(doc['resources'], 'resources', RESOURCE_RANGES, {}, probs) if 'resources' in doc else {}
     g = vals['grpo']
+    if isinstance(doc.get('grpo'), dict) and 'max_completion_length' not in doc['grpo'] and is_family(vals['brief']):
+        g['max_completion_length'] = completion_room(get_family(vals['brief']))  # the family's: not the agent's choice
     if isinstance(g.get('num_generations'), int) and isinstance(g.get('per_device_train_batch_size'), int) \
        and g['per_device_train_batch_size'] % g['num_generations']:
         ng, bs = g['num_generations'], g['per_device_train_batch_size']

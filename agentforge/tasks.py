@@ -14,9 +14,9 @@ from .durable import write_atomic
 
 # %% auto #0
 __all__ = ['Prompt', 'LEVELS', 'EVAL_LEVEL', 'DEV_SEED', 'DEV_SIZE', 'HIDDEN_SIZE', 'CANARY_PREFIX', 'Item', 'prompt_key',
-           'as_messages', 'normalize', 'exact_match', 'Param', 'Family', 'generate', 'absolute', 'data_dir',
-           'cache_dir', 'state_env', 'platform_secret', 'dev_split', 'canary', 'hidden_path', 'hidden_split',
-           'hidden_keys']
+           'as_messages', 'normalize', 'exact_match', 'Param', 'Family', 'generate', 'completion_room', 'absolute',
+           'data_dir', 'cache_dir', 'state_env', 'platform_secret', 'dev_split', 'canary', 'hidden_path',
+           'hidden_split', 'hidden_keys']
 
 # %% ../nbs/02_tasks.ipynb #2a837e0a
 Prompt = Union[str, list]  # a string, or a list of {"role", "content"} messages
@@ -159,6 +159,18 @@ def generate(family:Family, n:int, seed:int, params:dict|None=None, exclude:froz
         raise ValueError(f"{family.name}: params {params} gave only {len(items)} distinct items, asked for {n}; "
                          "widen the params or ask for fewer")
     return items
+
+# %% ../nbs/02_tasks.ipynb #9a4e746b
+_ROOM = {}  # family object -> its completion room (a family's generator does not change)
+
+def completion_room(family:Family) -> int:
+    "Completion tokens that fit the family's longest answer at any level (bytes + 8, up to a multiple of 16)."
+    if family not in _ROOM:
+        rng = random.Random(f"{family.name}:room")  # 256 draws per level, repeats allowed: small levels are fine
+        longest = max(len(family.sample(rng, **family.level_params(lv))[1].encode())
+                      for lv in LEVELS for _ in range(256))
+        _ROOM[family] = 16 * -(-(longest + 8) // 16)
+    return _ROOM[family]
 
 # %% ../nbs/02_tasks.ipynb #e1914353
 def absolute(path:str|Path|None) -> Path|None:

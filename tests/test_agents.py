@@ -85,7 +85,7 @@ def test_write_spec_is_the_family_template():
     doc = yaml.safe_load(write_spec('date_math', HEURISTIC))
     ref = example_doc('date_math')
     assert (doc['brief'], doc['student'], doc['data']['generate']) == ('date_math', 'tiny-student', dict(n=256, seed=7, level=2))
-    assert doc['grpo']['max_completion_length'] == ref['grpo']['max_completion_length']
+    assert 'max_completion_length' not in doc['grpo']  # the family's, not a choice the agent samples (lesson 04b)
     assert doc['rewards'] == ref['rewards'] and doc['grpo']['temperature'] == 1.0
     lenient = yaml.safe_load(write_spec('date_math', dict(HEURISTIC, reward='lenient')))['rewards']
     assert lenient == [dict(r, weight=r['weight'] / 2) for r in ref['rewards']] + [dict(use='contains_answer', weight=0.5)]
@@ -97,6 +97,19 @@ def test_write_spec_levels_resolve_to_the_family_level_params(tmp_path):
         from agentforge.families import get_family
         assert load_spec(d).data['generate']['params'] == get_family('arithmetic').level_params(lv)
     assert get_family('arithmetic').level_params(2) == get_family('arithmetic').check_params(get_family('arithmetic').eval_params)
+
+@pytest.mark.parametrize('family', sorted(FAMILIES))
+def test_scripted_spec_gets_the_family_completion_room(tmp_path, family):
+    """The template leaves max_completion_length out; the loaded spec has the family's room, the honest example's
+    value, and room for every answer of every level (the retro of 2026-12-04: the agent drifted on this number)."""
+    from agentforge.schema import load_spec
+    from agentforge.families import get_family
+    from agentforge.tasks import LEVELS, generate
+    (tmp_path / 'task.yaml').write_text(write_spec(family, HEURISTIC))
+    room, fam = load_spec(tmp_path).grpo['max_completion_length'], get_family(family)
+    assert room == example_doc(family)['grpo']['max_completion_length']
+    longest = max(len(i.answer.encode()) for lv in LEVELS for i in generate(fam, fam.fit(512), 3, fam.level_params(lv)))
+    assert longest + 1 <= room  # bytes bound the student's byte-level tokens; + its end token
 
 # ---------------------------------------------------------------- ScriptedAgent
 

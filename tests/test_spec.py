@@ -12,7 +12,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from agentforge.families import FAMILIES, get_family
-from agentforge.schema import GRPO_RANGES, STUDENTS, RewardEntry, Spec, check_task, load_spec
+from agentforge.schema import GRPO_DEFAULTS, GRPO_RANGES, STUDENTS, RewardEntry, Spec, check_task, load_spec
 from agentforge.spec import PROBLEM_CODES, Problem, SpecError, check_tree, parse_task_yaml, read_spec_file
 from agentforge.rows import example_spec, load_rows
 from agentforge.tasks import CANARY_PREFIX, hidden_keys, hidden_path, hidden_split, prompt_key
@@ -147,7 +147,7 @@ BAD = [  # (dotted path, bad value, expected code)
     ('resources.max_minutes', 24 * 60 + 1, 'SCHEMA_BAD_VALUE'), ('resources.gpus', DELETE, 'SCHEMA_MISSING_FIELD'),
 ] + [(f"grpo.{k}", v, 'SCHEMA_BAD_VALUE') for k, r in GRPO_RANGES.items() if not isinstance(r, dict)
      for v in (r.lo - (1 if r.kind is int else r.lo / 2 or 0.01), r.hi * 2, 'x', True, float('nan'))] \
-  + [(f"grpo.{k}", DELETE, 'SCHEMA_MISSING_FIELD') for k in GRPO_RANGES if k not in ('temperature', 'beta', 'lora')] \
+  + [(f"grpo.{k}", DELETE, 'SCHEMA_MISSING_FIELD') for k in GRPO_RANGES if k not in GRPO_DEFAULTS] \
   + [(k, DELETE, 'SCHEMA_MISSING_FIELD') for k in ('spec_version', 'name', 'brief', 'student', 'data', 'rewards', 'grpo')]
 
 
