@@ -225,8 +225,10 @@ def _transfer_section(run_dir:Path, plots:Path)->list[str]:
         return ['## Transfer', '',
                 f'`transfer.json` could not be read ({type(e).__name__}); no transfer numbers shown.', '']
     plot_transfer(table, plots / 'transfer.png')
-    return ['## Transfer', '', f"Held out of outer-loop training: {', '.join(v['held'])}. Fresh evaluation seeds; "
-            'means of the episode reward with percentile-bootstrap intervals.', '',
+    cfg = run_dir / 'config.yaml'  # which trained families the 'trained' rows are: the config's eval_trained
+    seen = f"; the 'trained' rows: {', '.join(load_config(run_dir).eval_trained)}" if cfg.exists() else ''
+    return ['## Transfer', '', f"Held out of outer-loop training: {', '.join(v['held'])}{seen}. Fresh evaluation "
+            'seeds; means of the episode reward with percentile-bootstrap intervals.', '',
             md_table(rows, TRANSFER_COLUMNS), '',
             '![transfer](plots/transfer.png)', '', text, '']
 

@@ -169,6 +169,19 @@ def test_write_report_with_transfer(tmp_path):
     assert '## Transfer' in text and '](plots/transfer.png)' in text and (run / 'plots' / 'transfer.png').read_bytes()[:8] == PNG
     assert '| trained | held-out | 3 |' in text and v['summary'] in text
     assert text.index('## Transfer') < text.index('## Metrics')
+    assert "the 'trained' rows" not in text  # no config.yaml: nothing to name
+
+def test_transfer_section_names_the_trained_families_it_evaluated(tmp_path):
+    "The 'trained' rows are the config's eval_trained (string_ops by default), not all five: the report says which."
+    from agentforge.config import RunConfig, freeze
+    run = make_run(tmp_path, synthetic_rows())
+    freeze(RunConfig(eval_trained=('string_ops', 'arithmetic')), run)
+    mk = lambda a, b, xs: [SimpleNamespace(agent=a, brief=b, seed=i, validated_on=1, attempts=1, inner=None,
+                                           reward=dict(total=x, validation=1.0, uplift=x, speed=0.5)) for i, x in enumerate(xs)]
+    res = dict(untrained=mk('u', 'customer_support', [0.3, 0.4]) + mk('u', 'string_ops', [0.5]),
+               trained=mk('t', 'customer_support', [0.4, 0.5]) + mk('t', 'string_ops', [0.6]))
+    write_transfer(run, transfer_table(res, ['customer_support']), verdict(res, ['customer_support'], 'trained', 'untrained'))
+    assert "Held out of outer-loop training: customer_support; the 'trained' rows: string_ops, arithmetic." in write_report(run).read_text()
 
 
 def test_write_report_unreadable_transfer_is_named_not_fatal(tmp_path):
