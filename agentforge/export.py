@@ -24,7 +24,8 @@ _KNOB_NOTES = dict(
     learning_rate='the one knob that moved uplift on all 6 families (results/knobs/): try 1e-4 to 3e-4',
     num_generations='completions per prompt (the GRPO group, >= 2); it moved uplift on no family',
     per_device_train_batch_size='completions per step; divisible by num_generations (prompts = batch / group)',
-    max_completion_length='tokens per completion: room for the longest answer and its end token, or the probe says no',
+    max_completion_length=('tokens per completion, room for the longest answer and its end token (the probe checks); '
+                           'optional: left out, the family\'s room (this value)'),
     temperature='sampling temperature during training', beta='KL penalty to the starting model (0: none)',
     lora='LoRA on attention (real students); absent: full fine-tune (the tiny student)')
 

@@ -138,6 +138,20 @@ def test_spec_schema_knows_your_family_and_its_row_count(data, tmp_path):
     (tmp_path / 'spec' / 'task.yaml').write_text(yaml.safe_dump(doc))
     with pytest.raises(SpecError, match='has 40 training rows, so at most 40'): load_spec(tmp_path / 'spec')
 
+def test_your_family_decides_its_completion_length(data, tmp_path):
+    "A spec for your family that leaves grpo.max_completion_length out gets room for your longest training answer."
+    from agentforge.schema import load_spec
+    from agentforge.rows import example_doc
+    import yaml
+    rows = [dict(prompt=f'Spell {i} in words.', answer=('one ' * (i % 12 + 1)).strip()) for i in range(60)]  # up to 47 bytes
+    add_family('acme_words', data('tr.jsonl', rows[:40]), data('ev.jsonl', rows[40:]))
+    doc = example_doc('acme_words')
+    del doc['grpo']['max_completion_length']
+    (tmp_path / 'spec').mkdir()
+    (tmp_path / 'spec' / 'task.yaml').write_text(yaml.safe_dump(doc))
+    longest = max(len(r['answer'].encode()) for r in rows[:40])
+    assert load_spec(tmp_path / 'spec').grpo['max_completion_length'] == 16 * -(-(longest + 8) // 16) == 64
+
 def test_cli_family_add_list_show_brief_remove(data, tmp_path):
     rows = arith_rows(60)
     tr, ev = data('tr.jsonl', rows[:40]), data('ev.jsonl', rows[40:] + ['{"prompt": "x", "answer": 5, "note": 1}'])
