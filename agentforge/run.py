@@ -115,10 +115,11 @@ def _free_gb(places:dict) -> dict:
 def _sum(xs:list) -> float|None: return None if any(x is None for x in xs) else sum(xs)  # unknown stays unknown
 def _time(s:float|None) -> str: return 'unknown' if s is None else f'~{s / 60:.0f} min' if s >= 90 else f'~{s:.0f} s'
 
-def _sandbox_check() -> tuple:
+def _sandbox_check(said:bool=False) -> tuple: # said: the returned line is shown, so the sandbox need not repeat it
     "(ok, line): bubblewrap present and its canary run clean, or what is wrong and the command that fixes it."
-    from agentforge.sandbox import SandboxUnsafe, sandbox_mode
+    from agentforge.sandbox import WEAK_SAID, SandboxUnsafe, sandbox_mode
     from agentforge.harness import ensure_safe
+    if said: os.environ[WEAK_SAID] = "1"  # one warning per run: this line (the run's processes inherit the flag)
     try:
         if sandbox_mode() == 'bwrap':
             ensure_safe()
@@ -130,8 +131,8 @@ def _sandbox_check() -> tuple:
 # %% ../nbs/13_run.ipynb #1ce8ddee
 def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> dict:
     "Before any work: the sandbox, free disk, where state lives, what will be built and about how long it will take."
+    sandbox_ok, sandbox = _sandbox_check(said=say is not None)  # said first: the line below is the warning
     out, say = absolute(out), say or (lambda *a: None)
-    sandbox_ok, sandbox = _sandbox_check()
     builds = {name: (ready, COSTS_S[name]) for name, ready in
               (('student', student_ready(StudentRecipe())), ('agent_base', agent_base_ready(clone)))}
     done = read_metrics(out) if (out / 'metrics.jsonl').exists() else []
