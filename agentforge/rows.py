@@ -6,7 +6,7 @@ practitioner's starting point, and the scripted agents' template."""
 
 # %% ../nbs/04c_rows.ipynb #3bb42b39
 from __future__ import annotations
-import json, keyword, math
+import json, keyword
 from pathlib import Path
 from typing import Any
 import yaml

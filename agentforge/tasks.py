@@ -6,6 +6,7 @@ split the agent may look at, and a hidden split it never sees."""
 # %% ../nbs/02_tasks.ipynb #07794aee
 from __future__ import annotations
 import hashlib, hmac, json, os, random, re, secrets
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -161,16 +162,12 @@ def generate(family:Family, n:int, seed:int, params:dict|None=None, exclude:froz
     return items
 
 # %% ../nbs/02_tasks.ipynb #9a4e746b
-_ROOM = {}  # family object -> its completion room (a family's generator does not change)
-
+@lru_cache(maxsize=None)  # per family object: a family's generator does not change
 def completion_room(family:Family) -> int:
     "Completion tokens that fit the family's longest answer at any level (bytes + 8, up to a multiple of 16)."
-    if family not in _ROOM:
-        rng = random.Random(f"{family.name}:room")  # 256 draws per level, repeats allowed: small levels are fine
-        longest = max(len(family.sample(rng, **family.level_params(lv))[1].encode())
-                      for lv in LEVELS for _ in range(256))
-        _ROOM[family] = 16 * -(-(longest + 8) // 16)
-    return _ROOM[family]
+    rng = random.Random(f"{family.name}:room")  # 256 draws per level, repeats allowed: small levels are fine
+    longest = max(len(family.sample(rng, **family.level_params(lv))[1].encode()) for lv in LEVELS for _ in range(256))
+    return 16 * -(-(longest + 8) // 16)
 
 # %% ../nbs/02_tasks.ipynb #e1914353
 def absolute(path:str|Path|None) -> Path|None:
