@@ -29,11 +29,13 @@ SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief
           "read_file(path), list_files(), baseline(), submit(). "
           "A failed submit returns the report: fix it, submit again.")
 
-def brief_messages(brief:str, student:str='tiny-student', examples:str='') -> list:
-    "The opening messages of an episode for `brief` (with `examples`: the line saying past specs are offered)."
+def brief_messages(brief:str, student:str='tiny-student', examples:str='', students:tuple=()) -> list:
+    """The opening messages of an episode for `brief` (`examples`: the line saying past specs are offered; `students`:
+    the others a spec may train)."""
+    offer = f"student: {student}" + (f" (or: {', '.join(students)})" if students else '')
     return [dict(role='system', content=SYSTEM),
             dict(role='user', content=f"brief: {brief}\n{get_family(brief).brief}\nhidden eval: level {EVAL_LEVEL} of "
-                                      f"{len(LEVELS)}\nstudent: {student}" + (f"\n{examples}" if examples else ''))]
+                                      f"{len(LEVELS)}\n{offer}" + (f"\n{examples}" if examples else ''))]
 
 @dataclass
 class Budgets:
@@ -49,7 +51,8 @@ class EpisodeEnv:
     "What the episodes of one batch share: limits, step, student, platform data, and how their specs are graded."
     budgets:Budgets=field(default_factory=Budgets) # turns, tokens, submissions, unusable turns
     step:int|None=None # the outer step the episodes belong to (None: not part of a run)
-    student:str='tiny-student' # the student every spec trains
+    student:str='tiny-student' # the student the brief names (a spec trains the student it names: one offered)
+    students:tuple=() # other students the brief offers (e.g. ('tiny-student-large',)); (): only `student`
     hidden_root:Path|None=None # the platform data dir (default tasks.data_dir()); made absolute once, here
     saturation:bool=True # False skips the probe's saturation gate (it needs the student)
     weights:str='reference' # the episode reward's weights (grading.WEIGHTS)
@@ -115,7 +118,7 @@ def _submit(env:EpisodeEnv, ws:Workspace, rec:EpisodeRecord) -> dict:
         return {k: res[k] for k in ('error', 'message', 'attempt', 'attempts_left') if k in res} | {'validated': False}
     t = time.monotonic()
     report = validate(res['submission'], brief=rec.brief, attempt=res['attempt'], hidden_root=env.hidden_root,
-                      saturation=env.saturation)
+                      saturation=env.saturation, students=(env.student, *env.students))
     rec.seconds['probe'] += time.monotonic() - t
     rec.probe_reports.append(report.to_json())
     if report.infra(): raise ProbeUnavailable(f'{report.reason}: {report.failure().message}')
@@ -179,7 +182,7 @@ def play_all(agent:Agent, episodes:list, # [(brief, seed, episode_dir)]
                        max_attempts=env.budgets.max_attempts)
         picks = pick_examples(lib, brief, env.examples, env.reuse_scope) if lib else []
         rec = EpisodeRecord(Path(d).name, brief, getattr(agent, 'name', type(agent).__name__), seed, env.step,
-                            messages=brief_messages(brief, env.student, examples_note(picks)),
+                            messages=brief_messages(brief, env.student, examples_note(picks), env.students),
                             examples=offer_examples(ws.root, picks))
         eps.append((rec, ws))
     live = list(eps)
@@ -247,7 +250,7 @@ def train_and_grade(records:list, run_dir, # the records to grade; the run's fol
         if r not in todo: _grade_no_train(r, w)
     if not todo: return records
     pool, t = _pool(run_dir, env.pool_root, slots), time.monotonic()
-    jobs = {id(r): submit_inner(pool, r.submission, env.student, env.seed, env.samples, env.hidden_root,
+    jobs = {id(r): submit_inner(pool, r.submission, None, env.seed, env.samples, env.hidden_root,
                                 pool_name='inner') for r in todo}
     stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
     if pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once a run, each job a fresh fork

@@ -57,6 +57,7 @@ def make_report(checks:list, t0:float, attempt=None) -> Report:
 
 # %% ../nbs/05d_gates.ipynb #571d9bd9
 BUDGETS = {'tiny-student': dict(max_steps=300, max_minutes=30, gpus=1),
+           'tiny-student-large': dict(max_steps=300, max_minutes=30, gpus=1),
            'qwen3-0.6b': dict(max_steps=1000, max_minutes=120, gpus=8),
            'qwen3-1.7b': dict(max_steps=1000, max_minutes=180, gpus=8)}
 

@@ -18,7 +18,7 @@ MAX_ATTEMPTS = 3  # the probe's retry limit: submissions allowed per episode
 VALIDATION_DECAY = 0.2  # validation credit lost per extra attempt
 TRAIN_BUDGET_S = 1800.0  # default wall-clock budget of one inner training job, in seconds
 # what the speed term measures against
-SPEED_BUDGETS_S = {'tiny-student': 60.0, 'qwen3-0.6b': 1800.0, 'qwen3-1.7b': 3600.0}
+SPEED_BUDGETS_S = {'tiny-student': 60.0, 'tiny-student-large': 60.0, 'qwen3-0.6b': 1800.0, 'qwen3-1.7b': 3600.0}
 UPLIFT_KINDS = ('normalized', 'raw', 'post')  # accepted `uplift` conventions
 SAMPLES = 0  # how pre and post are scored: 0 = greedy, one completion per hidden item (deterministic); k: k at T = 1
 

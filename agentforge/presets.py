@@ -27,6 +27,8 @@ _QWEN3 = dict(vocab_size=151936, num_attention_heads=16, num_key_value_heads=8, 
               max_position_embeddings=40960, rope_theta=1000000.0, tie_word_embeddings=True)
 PRESETS = {p.name: p for p in (
     Preset('tiny-student', 'tiny', 'student', 'student', 'tiny Qwen3 pretrained in code on the task families'),
+    Preset('tiny-student-large', 'tiny', 'student', 'student+1', 'the tiny student a layer deeper and trained longer: '
+           'more capable, slower jobs (lesson 03b)'),
     Preset('tiny-agent', 'tiny', 'agent', 'agent', 'tiny Qwen3 agent base (warm-started by behaviour cloning later)'),
     Preset('tiny-moe', 'tiny', 'test', 'moe', 'tiny Qwen3-MoE, to exercise expert LoRA on CPU'),
     Preset('qwen3-0.6b', 'hub', 'student', 'Qwen/Qwen3-0.6B', 'the reference inner-loop student',

@@ -266,8 +266,8 @@ def _timed(gate, *args, **kw) -> list:
     return out
 
 def validate(path, brief:str|None=None, attempt:int|None=None, hidden_root=None, limits:Limits=Limits(),
-             saturation:bool=True) -> Report:
-    "Run every gate on the spec folder at `path` and return the report."
+             saturation:bool=True, students:tuple|None=None) -> Report:
+    "Run every gate on the spec folder at `path` and return the report (`students`: those the brief offers)."
     t0 = time.monotonic()
     try: spec = load_spec(path)
     except SpecError as e: return make_report([_schema_check(e)], t0, attempt)
@@ -278,6 +278,9 @@ def validate(path, brief:str|None=None, attempt:int|None=None, hidden_root=None,
         return make_report(checks + [Check('brief', False,
                                        f"the spec answers brief {spec.brief!r}; this episode's brief is {brief!r}",
                                        'BRIEF_MISMATCH')], t0, attempt)
+    if students and spec.student not in students:
+        return make_report(checks + [Check('brief', False, f"the spec trains {spec.student!r}; this brief offers "
+                                           f"{', '.join(students)}", 'STUDENT_NOT_OFFERED')], t0, attempt)
     try: rows = load_rows(spec, hidden_root=hidden_root)
     except SpecError as e: return make_report(checks + [_schema_check(e)], t0, attempt)
     for gate, args in ((check_hyperparameters, (spec, rows)), (check_dataset, (spec, rows)),

@@ -4,7 +4,7 @@
 
 # %% ../nbs/03b_student.ipynb #3a8a5ae6
 from __future__ import annotations
-import dataclasses, fcntl, hashlib, json, math, random, time
+import copy, dataclasses, fcntl, hashlib, json, math, random, time
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -19,9 +19,10 @@ from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'StudentRecipe', 'render_prompt', 'student_tokenizer', 'pretraining_rows',
-           'pad_pairs', 'target_loss', 'completion_loss', 'train_step', 'pretrain', 'complete', 'evaluate',
-           'dev_profile', 'student_ready', 'build_student', 'student_manifest', 'load_student', 'student_id']
+__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'LARGE', 'STUDENTS', 'StudentRecipe', 'render_prompt', 'student_tokenizer',
+           'pretraining_rows', 'pad_pairs', 'target_loss', 'completion_loss', 'train_step', 'grow', 'pretrain',
+           'complete', 'evaluate', 'dev_profile', 'student_ready', 'build_student', 'student_manifest', 'load_student',
+           'student_id']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 TRAINING_CODE = 2  # bump when the training code changes what a recipe builds (it is in the key); 2: `target_loss`
@@ -29,7 +30,7 @@ TRAINING_CODE = 2  # bump when the training code changes what a recipe builds (i
 @dataclass(frozen=True)
 class StudentRecipe:
     "Everything that determines the tiny student."
-    size: str = 'student'  # a `models.TINY_SIZES` key
+    size: str = 'student'  # a `models.TINY_SIZES` key (ignored with `base`)
     rows_per_family: int = 3000  # pretraining rows drawn per family (dev prompts excluded)
     p_gold: float = 1.0  # share of right answers; the rest are the family's wrong-answer habit (`distractor`)
     habit: float = 0.5  # share of answers followed by `CHATTER` when `habit_spread` is empty
@@ -46,12 +47,14 @@ class StudentRecipe:
     mixed: bool = True  # each batch mixes all families; False: one family per batch, in turn (the recipe that failed)
     weights: tuple = (('multihop_lookup', 3), ('arithmetic', 5), ('unit_conversion', 1), ('date_math', 5),
                       ('customer_support', 1), ('string_ops', 1))  # relative share of each family in every batch
+    base: StudentRecipe|None = None  # grow this built student (its tokenizer too) instead of random weights
+    extra_layers: int = 0  # with `base`: decoder layers added on top, each starting as the identity (`grow`)
 
     def key(self) -> str:
         "A short hash of the recipe, the families' dev splits, the package version and `TRAINING_CODE`."
         fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in self.weights}
         fields = {k: v for k, v in dataclasses.asdict(self).items()  # empty: the key it had before the field existed
-                  if not (k in ('level_habit', 'habit_spread') and not v)}
+                  if not (k in ('level_habit', 'habit_spread', 'base', 'extra_layers') and not v)}
         blob = json.dumps([fields, fp, __version__, TRAINING_CODE], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -66,6 +69,7 @@ def render_prompt(tok, prompt:Prompt, system_prompt:str|None=None) -> str:
 
 def student_tokenizer(recipe:StudentRecipe):
     "The student's tokenizer: BPE merges learned from rendered family rows (words apart, digits alone), or bytes."
+    if recipe.base is not None: return student_tokenizer(recipe.base)   # a grown student reads as its base did
     if not recipe.vocab_size: return build_tokenizer()
     rng, byte_tok, texts = random.Random(recipe.seed + 2), build_tokenizer(), []
     for name, _ in recipe.weights:
@@ -136,12 +140,26 @@ def train_step(model, pairs:list, pad_id:int, buckets:int, opt, sched) -> float:
     opt.zero_grad()
     return round(loss, 4)
 
-def pretrain(recipe:StudentRecipe, tok, progress:bool=True) -> tuple:
-    "Train a tiny student from scratch by the recipe; return `(model, losses)`."
+def grow(model, layers:int):
+    "Add `layers` decoder layers on top: copies of the last, output projections zeroed, so the function is unchanged."
+    stack = model.model.layers
+    for _ in range(layers):
+        new = copy.deepcopy(stack[-1])
+        for w in (new.self_attn.o_proj.weight, new.mlp.down_proj.weight): torch.nn.init.zeros_(w)  # adds 0: identity
+        new.self_attn.layer_idx = len(stack)   # its own slot in the KV cache
+        stack.append(new)
+    cfg = model.config
+    cfg.num_hidden_layers = len(stack)
+    if getattr(cfg, 'layer_types', None): cfg.layer_types = list(cfg.layer_types) + [cfg.layer_types[-1]] * layers
+    return model
+
+def pretrain(recipe:StudentRecipe, tok, progress:bool=True, root:Path|None=None) -> tuple:
+    "Train a tiny student by the recipe (from scratch, or on from its built `base`); return `(model, losses)`."
     rows, rng = pretraining_rows(recipe, tok), random.Random(recipe.seed + 1)
     pools = [[pair for name, w in recipe.weights for pair in rows[name] for _ in range(w)]] if recipe.mixed else \
             [rows[name] for name, w in recipe.weights for _ in range(w)]
-    model = tiny_model(recipe.size, seed=recipe.seed, tok=tok).train()
+    model = (grow(AutoModelForCausalLM.from_pretrained(build_student(recipe.base, progress, root)), recipe.extra_layers)
+             if recipe.base else tiny_model(recipe.size, seed=recipe.seed, tok=tok)).train()
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, betas=(0.9, 0.98), weight_decay=0.0)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1, (s + 1) / recipe.warmup) *
                                               0.5 * (1 + math.cos(math.pi * min(s, recipe.steps) / recipe.steps)))
@@ -218,7 +236,7 @@ def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _verified(folder): return folder
         t0, tok = time.time(), student_tokenizer(recipe)
-        model, losses = pretrain(recipe, tok, progress)
+        model, losses = pretrain(recipe, tok, progress, root)
         build_s = time.time() - t0
         dev = {n: round(evaluate(model, tok, n, dev_split(get_family(n)), samples=4)['score'], 4)
                for n, _ in recipe.weights}
@@ -231,14 +249,18 @@ def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root
     return folder
 
 # %% ../nbs/03b_student.ipynb #623973d6
+LARGE = StudentRecipe(base=StudentRecipe(), extra_layers=1, rows_per_family=12000, steps=1000, lr=2e-3, warmup=30,
+                      seed=1)  # the tiny student, one layer deeper and trained on: lesson 03b, a larger student
+STUDENTS = {'tiny-student': StudentRecipe(), 'tiny-student-large': LARGE}  # the students built in code, by preset name
+
 def student_manifest(recipe:StudentRecipe=StudentRecipe()) -> dict:
     "The manifest of the (built) tiny student: recipe, dev scores, size, build time."
     return json.loads((build_student(recipe, progress=False) / 'manifest.json').read_text())
 
-def load_student(source:str='tiny-student', recipe:StudentRecipe=StudentRecipe(), progress:bool=True) -> tuple:
-    "Load `(model, tokenizer)` for a student preset name or a checkpoint folder."
-    if source == 'tiny-student':
-        folder = build_student(recipe, progress)
+def load_student(source:str='tiny-student', recipe:StudentRecipe|None=None, progress:bool=True) -> tuple:
+    "Load `(model, tokenizer)` for a student preset (`recipe`: another recipe for a tiny one) or a checkpoint folder."
+    if source in STUDENTS:
+        folder = build_student(recipe or STUDENTS[source], progress)
         return AutoModelForCausalLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
     if not Path(source).expanduser().is_dir() and get_preset(source).role != 'student':
         raise ValueError(f"{source!r} is not a student preset; students: {presets_for('student')}")
@@ -246,7 +268,7 @@ def load_student(source:str='tiny-student', recipe:StudentRecipe=StudentRecipe()
 
 def student_id(student:str) -> str:
     "A string that changes whenever the student's weights would: recipe key, hub id, or folder file stamps."
-    if student == 'tiny-student': return f'tiny-student@{StudentRecipe().key()}'
+    if student in STUDENTS: return f'{student}@{STUDENTS[student].key()}'
     path = Path(student).expanduser()
     if path.is_dir():
         stamps = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in path.iterdir() if p.is_file())

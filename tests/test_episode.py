@@ -239,3 +239,37 @@ def test_identical_specs_share_one_inner_job(tmp_path, monkeypatch):
         want = episode_reward(1, r.inner['pre'], r.inner['post'], r.inner['train_seconds'], 60.0, weights='reference')
         assert r.reward == asdict(want) and r.reward['validation'] == 1.0
     assert sorted(p.name for p in (run / 'episodes').glob('*.json')) == sorted(f'{r.id}.json' for r in recs)
+
+# ---------------------------------------------------------------- a spec chooses its student among those offered
+
+class PicksLarge(Agent):
+    "Writes the heuristic spec for the larger student (lesson 03b) and submits it."
+    name = 'picks-large'
+    def act(self, messages, tools, seed):
+        spec = write_spec('string_ops', HEURISTIC).replace('student: tiny-student\n', 'student: tiny-student-large\n')
+        return Turn('', [ToolCall('write_file', dict(path='task.yaml', content=spec)), ToolCall('submit', {})], tokens=3)
+
+def test_a_student_the_brief_does_not_offer_is_refused(tmp_path, platform):
+    "Not offered: the probe says so (never a silent swap to the brief's student), and nothing trains."
+    rec = _play(PicksLarge(), 'string_ops', 0, tmp_path, platform)
+    assert rec.ended == 'retries_exhausted' and not rec.validated_on
+    assert {r['reason'] for r in rec.probe_reports} == {'STUDENT_NOT_OFFERED'}
+    assert 'student: tiny-student\n' in rec.messages[1]['content'] + '\n' and '(or:' not in rec.messages[1]['content']
+
+@pytest.mark.slow
+def test_an_offered_student_is_the_one_that_trains(tmp_path, monkeypatch):
+    "Offered: the brief names it, the spec validates, and its inner job trains and scores that student, not the default."
+    from agentforge.pool import Pool
+    from agentforge.tasks import cache_dir
+    cache = tmp_path / 'cache'; cache.mkdir()
+    if (cache_dir() / 'students').is_dir(): (cache / 'students').symlink_to(cache_dir() / 'students', target_is_directory=True)
+    monkeypatch.setenv('AGENTFORGE_CACHE_DIR', str(cache))
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
+    run = tmp_path / 'run'
+    [rec] = run_episodes(PicksLarge(), [('string_ops', 0)], run, weights='reference', students=('tiny-student-large',))
+    assert 'student: tiny-student (or: tiny-student-large)' in rec.messages[1]['content']
+    assert rec.validated_on == 1 and rec.graded, (rec.ended, rec.error, rec.job)
+    [job] = Pool(run / 'pool').jobs()
+    assert job.args['student'] == 'tiny-student-large' and rec.inner['student'] == 'tiny-student-large'
+    want = episode_reward(1, rec.inner['pre'], rec.inner['post'], rec.inner['train_seconds'], 60.0, weights='reference')
+    assert rec.reward == asdict(want)

@@ -205,6 +205,9 @@ def test_hyperparameter_gates(tmp_path, platform):
 def test_schema_and_brief(tmp_path, platform):
     d = variant(tmp_path, platform)
     assert validate(d, brief='date_math', hidden_root=platform).reason == 'BRIEF_MISMATCH'
+    rep = validate(d, brief='arithmetic', hidden_root=platform, students=('tiny-student-large',))
+    assert rep.reason == 'STUDENT_NOT_OFFERED' and "trains 'tiny-student'" in rep.failure().message  # not silently swapped
+    assert validate(d, hidden_root=platform, students=('tiny-student', 'tiny-student-large'), saturation=False).validated
     (d / 'extra.txt').write_text('x')
     rep = validate(d, hidden_root=platform)
     assert rep.reason == 'DISALLOWED_FILE' and rep.checks[0].id == 'schema'

@@ -92,3 +92,59 @@ def test_load_student_errors(monkeypatch):
     with pytest.raises(WeightsUnavailable, match='not on this machine'): load_student('qwen3-0.6b')
     with pytest.raises(ValueError, match='not a student preset'): load_student('tiny-agent')
     with pytest.raises(ValueError, match='unknown model preset'): load_student('gpt-2')
+
+# ---------------------------------------------------------------- the second, larger student (lesson 03b)
+
+def test_grow_keeps_the_function_and_adds_layers():
+    "A grown layer starts as the identity: the grown model gives the same logits; it trains from there."
+    import torch
+    from agentforge.models import tiny_model
+    from agentforge.student import grow
+    tok = build_tokenizer()
+    m = tiny_model('student', seed=3, tok=tok).eval()
+    ids = torch.tensor([tok('brief: arithmetic 12 + 7 =')['input_ids']])
+    before = m(input_ids=ids).logits
+    g = grow(m, 2)
+    assert len(g.model.layers) == g.config.num_hidden_layers == 4
+    assert [layer.self_attn.layer_idx for layer in g.model.layers] == [0, 1, 2, 3]
+    assert torch.allclose(g(input_ids=ids).logits, before, atol=1e-6)
+    out = g.generate(ids, max_new_tokens=3, do_sample=False, pad_token_id=tok.pad_token_id)   # the KV cache has 4 slots
+    assert out.shape[1] == ids.shape[1] + 3
+
+def test_grown_recipe_builds_from_its_base(tmp_path):
+    "A recipe with `base` builds on the base's weights and tokenizer, one layer deeper, in its own cache folder."
+    from transformers import AutoModelForCausalLM
+    base = StudentRecipe(rows_per_family=20, steps=30, tokenizer_rows=40)
+    grown = StudentRecipe(base=base, extra_layers=1, rows_per_family=20, steps=5, seed=1)
+    assert grown.key() != base.key() and grown.key() != StudentRecipe(base=base, extra_layers=2, rows_per_family=20,
+                                                                      steps=5, seed=1).key()
+    folder = build_student(grown, progress=False, root=tmp_path)
+    assert (tmp_path / 'students' / base.key()).is_dir()                  # the base was built first, and cached
+    m = AutoModelForCausalLM.from_pretrained(folder)
+    b = AutoModelForCausalLM.from_pretrained(tmp_path / 'students' / base.key())
+    assert m.config.num_hidden_layers == b.config.num_hidden_layers + 1
+    assert student_tokenizer(grown).get_vocab() == student_tokenizer(base).get_vocab()
+
+def test_new_recipe_fields_leave_the_default_key_alone():
+    "`base` and `extra_layers` are left out of the key when unset: every student built before them keeps its cache."
+    import dataclasses, hashlib, json
+    from agentforge import __version__
+    from agentforge.student import TRAINING_CODE
+    r = StudentRecipe()
+    old = {k: v for k, v in dataclasses.asdict(r).items()   # the rule before them: empty habit fields left out
+           if k not in ('base', 'extra_layers') and not (k in ('level_habit', 'habit_spread') and not v)}
+    fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in r.weights}
+    blob = json.dumps([old, fp, __version__, TRAINING_CODE], sort_keys=True, default=str)
+    assert r.key() == hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+def test_every_tiny_student_preset_is_built_budgeted_and_timed():
+    "Each tiny student preset has a recipe, a probe budget and a speed budget; its id names its recipe."
+    from agentforge.gates import BUDGETS
+    from agentforge.grading import SPEED_BUDGETS_S
+    from agentforge.presets import PRESETS
+    from agentforge.student import LARGE, STUDENTS, student_id
+    tiny = sorted(n for n, p in PRESETS.items() if p.kind == 'tiny' and p.role == 'student')
+    assert tiny == sorted(STUDENTS) == ['tiny-student', 'tiny-student-large']
+    assert all(n in BUDGETS and n in SPEED_BUDGETS_S for n in tiny)
+    assert student_id('tiny-student-large') == f'tiny-student-large@{LARGE.key()}' != student_id('tiny-student')
+    assert LARGE.base == StudentRecipe() and LARGE.extra_layers == 1
