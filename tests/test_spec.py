@@ -82,7 +82,7 @@ def test_train_and_generate_give_the_same_rows(family, tmp_path, platform):
 
 
 def test_example_spec_rewards():
-    assert STUDENTS.keys() == {'tiny-student', 'qwen3-0.6b', 'qwen3-1.7b'}
+    assert STUDENTS.keys() == {'tiny-student', 'tiny-student-large', 'qwen3-0.6b', 'qwen3-1.7b'}
     want = dict(arithmetic=('numeric_match', {'tolerance': 0, 'strict': True}),
                 unit_conversion=('numeric_match', {'tolerance': 0, 'strict': True}),
                 string_ops=('exact_match', {'case_sensitive': True}))
