@@ -5,12 +5,10 @@ Three students, each measured on every family's dev split: greedy as trained, an
 and pass@8 (`student.dev_profile`):
   small   the tiny student as built (`StudentRecipe()`);
   large   `student.LARGE`: the small one grown one layer (`student.grow`) and pretrained 1,000 more steps;
-  longer  the same 1,000 steps on the same rows without the extra layer (`LARGE` with `extra_layers=0`);
-  wide    (with --wide) a wider student from scratch, 192 wide and 3 layers (1.06M parameters), trained by the small
-          one's recipe (2,400 steps) on `LARGE`'s 12,000 rows per family: more capacity, the same pretraining budget.
+  longer  the same 1,000 steps on the same rows without the extra layer (`LARGE` with `extra_layers=0`).
 Builds go to a temp cache (the small one is linked from yours when it is built). Writes --out/grow.json.
 
-Run: .venv/bin/python bench/student_grow.py --out results/student   (about 5 minutes on two cores; --wide: 6 more)
+Run: .venv/bin/python bench/student_grow.py --out results/student   (about 5 minutes on two cores)
 """
 import argparse, dataclasses, json, os, tempfile, time
 from pathlib import Path
@@ -30,7 +28,6 @@ def capability(model, tok) -> dict:
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--out', default='results/student', help='grow.json goes here')
-    ap.add_argument('--wide', action='store_true', help='also build the wider from-scratch student (about 6 minutes)')
     a = ap.parse_args()
     from agentforge.tasks import cache_dir
     mine = cache_dir() / 'students'
@@ -41,14 +38,8 @@ if __name__ == '__main__':
     if (mine / small.key()).is_dir(): (root / 'students' / small.key()).symlink_to(mine / small.key())
     os.environ['AGENTFORGE_CACHE_DIR'] = str(root)
     from transformers import AutoModelForCausalLM, AutoTokenizer
-    from agentforge.models import TINY_SIZES
-    TINY_SIZES['wide'] = dict(TINY_SIZES['student'], hidden_size=192, intermediate_size=576, num_attention_heads=6,
-                              num_hidden_layers=3)   # this process only: the library has no such size
-    out = Path(a.out) / 'grow.json'
-    res = json.loads(out.read_text()) if out.exists() else {}   # --wide adds its row to a recorded run
-    plan = [('small', small), ('large', LARGE), ('longer', dataclasses.replace(LARGE, extra_layers=0))]
-    if a.wide: plan = [('small', small), ('wide', StudentRecipe(size='wide', rows_per_family=LARGE.rows_per_family))]
-    for name, recipe in plan:
+    res = {}
+    for name, recipe in (('small', small), ('large', LARGE), ('longer', dataclasses.replace(LARGE, extra_layers=0))):
         t = time.monotonic()
         folder = build_student(recipe, progress=False, root=root)
         built = round(time.monotonic() - t, 1)
@@ -58,5 +49,5 @@ if __name__ == '__main__':
                          final_loss=round(sum(man['losses'][-100:]) / 100, 4), families=capability(model, tok))
         print(name, json.dumps({k: v for k, v in res[name].items() if k != 'families'}), flush=True)
         for n, v in res[name]['families'].items(): print(f"  {n:18} {json.dumps(v)}", flush=True)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(res, indent=1))
+    Path(a.out).mkdir(parents=True, exist_ok=True)
+    (Path(a.out) / 'grow.json').write_text(json.dumps(res, indent=1))
