@@ -13,7 +13,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent', 'parse_tool_calls',
-           'assistant_message', 'write_spec', 'ScriptedAgent', 'LMAgent', 'TinyAgent', 'HFAgent']
+           'assistant_message', 'write_spec', 'ScriptedAgent', 'offered_students', 'LMAgent', 'TinyAgent', 'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
 @dataclass
@@ -94,11 +94,12 @@ def _rewards(family:str, kind:str) -> str:
 
 # %% ../nbs/09_agents.ipynb #15c6bead
 def write_spec(family:str, # the brief id
-               choices:dict, # options for some keys of KNOBS; the rest are HEURISTIC's
+               choices:dict, # options for some keys of KNOBS (and `student`); the rest are HEURISTIC's
               ) -> str:
     "The task.yaml text a scripted agent writes for `family` with `choices` (completion length: the family's)."
     c = HEURISTIC | choices
-    return (f"spec_version: 1\nname: {family.replace('_', '-')}-task\nbrief: {family}\nstudent: tiny-student\n"
+    return (f"spec_version: 1\nname: {family.replace('_', '-')}-task\nbrief: {family}\n"
+            f"student: {c.get('student', 'tiny-student')}\n"
             f"data: {{generate: {{n: {c['rows']}, seed: 7, level: {c['level']}}}}}\n"
             f"rewards: {_rewards(family, c['reward'])}\n"
             f"grpo: {{max_steps: {c['max_steps']}, learning_rate: {c['learning_rate']}, num_generations: "
@@ -114,7 +115,7 @@ def _product():
     import itertools
     return (dict(zip(CHOICES, combo)) for combo in itertools.product(*CHOICES.values()))
 
-SCRIPTED_VERSION = 4  # bump when the scripted agents' behaviour changes: cloned bases are keyed by it
+SCRIPTED_VERSION = 5  # bump when the scripted agents' behaviour changes: cloned bases are keyed by it
 
 class ScriptedAgent(Agent):
     "A scripted spec writer: 'random' (uniform over CHOICES) or 'heuristic' (one practitioner's rule)."
@@ -128,10 +129,18 @@ class ScriptedAgent(Agent):
 # %% ../nbs/09_agents.ipynb #859bd8c7
 def _call(name, **arguments) -> Turn: return Turn('', [ToolCall(name, arguments)], tokens=0)
 
+def offered_students(brief_text:str) -> tuple:
+    "The students a brief offers, the one it names first: `student: a (or: b, c)` -> ('a', 'b', 'c')."
+    m = re.search(r'^student: (\S+)(?: \(or: ([^)]*)\))?$', brief_text, re.M)
+    return () if m is None else (m[1], *(m[2].split(', ') if m[2] else ()))
+
 @patch
-def _draw(self:ScriptedAgent, rng:random.Random) -> dict:
-    "Choose the next spec's options: the rule, or a uniform draw from CHOICES (the other knobs as the rule has them)."
-    return dict(HEURISTIC) if self.policy == 'heuristic' else HEURISTIC | {k: rng.choice(v) for k, v in CHOICES.items()}
+def _draw(self:ScriptedAgent, rng:random.Random, students:tuple=()) -> dict:
+    """Choose the next spec's options: the rule, or a uniform draw from CHOICES (the other knobs as the rule has them)
+    and, when the brief offers several `students`, from them; the rule keeps the student the brief names."""
+    if self.policy == 'heuristic': return HEURISTIC | {'student': students[0]} if students else dict(HEURISTIC)
+    c = HEURISTIC | {k: rng.choice(v) for k, v in CHOICES.items()}
+    return c | {'student': rng.choice(students) if len(students) > 1 else students[0]} if students else c
 
 @patch
 def act(self:ScriptedAgent, messages:list, tools:list, seed:int) -> Turn:
@@ -143,7 +152,8 @@ def act(self:ScriptedAgent, messages:list, tools:list, seed:int) -> Turn:
         return _call(rng.choice(['baseline', 'list_files']))
     if self.policy == 'random' and rng.random() < self.give_up_rate:
         return Turn('I cannot write this task.', [], tokens=0)
-    write = ToolCall('write_file', dict(path='task.yaml', content=write_spec(family, self._draw(rng))))
+    choices = self._draw(rng, offered_students(messages[1]['content']))
+    write = ToolCall('write_file', dict(path='task.yaml', content=write_spec(family, choices)))
     return Turn('', [write, ToolCall('submit', {})], tokens=0)  # two calls in one turn: write, then submit
 
 # %% ../nbs/09_agents.ipynb #9ddb79de

@@ -36,6 +36,8 @@ class CloneRecipe:
     vocab_size:int=2048 # the agent tokenizer's vocabulary (BPE merges learned from the scripted transcripts)
     numbers:bool=True # every number is one whole token, shared by every family (models.build_tokenizer)
     recoveries:float=0.5 # share of episodes also cloned as: a broken first call, the platform's answer, the call again
+    students:tuple=('tiny-student-large',) # the other students a share of the briefs offers (lesson 10)
+    offer:float=0.5 # share of the episodes whose brief offers `students` too: the agent sees both kinds of brief
     seed:int=0
 
     def key(self) -> str:
@@ -52,7 +54,9 @@ def scripted_episodes(recipe:CloneRecipe, work, progress:bool=False) -> list:
     jobs = [(f, s) for f in recipe.families for s in range(recipe.episodes_per_family)]
     from tqdm.auto import tqdm
     for f, s in tqdm(jobs, desc='scripted episodes', disable=not progress):
-        out.append(play(agent, f, recipe.seed * 100_000 + s, Path(work) / f'{f}-{s}', saturation=False))
+        offer = recipe.students if random.Random(f'offer:{recipe.seed}:{f}:{s}').random() < recipe.offer else ()
+        out.append(play(agent, f, recipe.seed * 100_000 + s, Path(work) / f'{f}-{s}', saturation=False,
+                        students=tuple(offer), baselines=False))
     return out
 
 def _turn_text(tok, messages:list, i:int) -> tuple:

@@ -92,9 +92,16 @@ class RunConfig:
     slots:int=2 # inner jobs at once
     curve_every:int=5 # the fixed evaluation (lesson 12c) runs every this many outer steps, and after the last
     curve_seeds:int=8 # fixed-evaluation episodes per family, every family (0: no fixed evaluation)
+    students:tuple=() # other students every brief offers besides tiny-student (e.g. tiny-student-large); (): none
 
     def __post_init__(self):
         train, _ = split_families(self.holdout)  # a clear error naming the accepted ids
+        from agentforge.presets import presets_for
+        object.__setattr__(self, 'students', tuple(self.students))
+        if bad := [s for s in self.students if s not in presets_for('student') or s == 'tiny-student']:
+            raise ValueError(f"students {bad}: offer other student presets than tiny-student (the one every brief "
+                             f"names): {', '.join(s for s in presets_for('student') if s != 'tiny-student')}")
+        if len(set(self.students)) != len(self.students): raise ValueError(f'students {self.students}: each once')
         outer = self.outer if self.outer is not None else OuterConfig()
         if isinstance(outer, dict): outer = OuterConfig(**outer)
         if set(outer.families) == set(FAMILIES): outer = dataclasses.replace(outer, families=tuple(train))
@@ -111,7 +118,7 @@ class RunConfig:
     def to_json(self) -> dict:
         "Plain values (lists, not tuples): what config.yaml holds."
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        return d | dict(outer=self.outer.to_json(), eval_trained=list(self.eval_trained))
+        return d | dict(outer=self.outer.to_json(), eval_trained=list(self.eval_trained), students=list(self.students))
 
     def hash(self) -> str:
         "sha256 of every setting but the outer loop's `steps`: what must match to resume a run folder."
@@ -153,7 +160,7 @@ def load_config(out) -> RunConfig:
     p = Path(out) / 'config.yaml'
     if not p.is_file(): raise FileNotFoundError(f'{out} is not a run folder (no config.yaml)')
     d = yaml.safe_load(p.read_text())['config']
-    return RunConfig.of(**{k: tuple(v) if k == 'eval_trained' else v for k, v in d.items()})
+    return RunConfig.of(**{k: tuple(v) if k in ('eval_trained', 'students') else v for k, v in d.items()})
 
 def _flat(cfg:RunConfig) -> dict:
     "Every setting by its flat name, for naming what changed."

@@ -53,6 +53,7 @@ class EpisodeEnv:
     step:int|None=None # the outer step the episodes belong to (None: not part of a run)
     student:str='tiny-student' # the student the brief names (a spec trains the student it names: one offered)
     students:tuple=() # other students the brief offers (e.g. ('tiny-student-large',)); (): only `student`
+    baselines:bool=True # False: `baseline` reports `student` only (cloning: the others need not be built)
     hidden_root:Path|None=None # the platform data dir (default tasks.data_dir()); made absolute once, here
     saturation:bool=True # False skips the probe's saturation gate (it needs the student)
     weights:str='reference' # the episode reward's weights (grading.WEIGHTS)
@@ -179,7 +180,7 @@ def play_all(agent:Agent, episodes:list, # [(brief, seed, episode_dir)]
     lib = Library(env.reuse) if env.reuse else None
     for brief, seed, d in episodes:
         ws = Workspace(Path(d) / 'workspace', brief, submissions=Path(d) / 'submissions',
-                       max_attempts=env.budgets.max_attempts)
+                       max_attempts=env.budgets.max_attempts, students=env.students if env.baselines else ())
         picks = pick_examples(lib, brief, env.examples, env.reuse_scope) if lib else []
         rec = EpisodeRecord(Path(d).name, brief, getattr(agent, 'name', type(agent).__name__), seed, env.step,
                             messages=brief_messages(brief, env.student, examples_note(picks), env.students),

@@ -34,16 +34,19 @@ def _say(*a): typer.echo(' '.join(map(str, a)), err=True)
 def _demo_header(cfg, out:Path):
     "The preflight, then the two tiny models built (first time) or loaded, with what each is, before the run starts."
     from agentforge.run import preflight
-    from agentforge.student import load_student, student_manifest
+    from agentforge.student import STUDENTS, load_student, student_manifest
     from agentforge.cloning import build_agent_base
     _say("agentforge demo: the whole two-loop run on CPU\n")
     pre = preflight(cfg, out, say=_say)
     _say("\n1. the tiny student (built once, then cached)")
-    t = time.time()
-    load_student()
-    man = student_manifest()
-    _say(f"   {man['params']:,} parameters{'' if pre['builds']['student'] else f', built in {time.time() - t:.0f} s'}; "
-         "dev score per family: " + ', '.join(f"{k} {v:.0%}" for k, v in man['dev_scores'].items()))
+    for s, key, head in [('tiny-student', 'student', ''), *((s, s, f'offered too: {s}, ') for s in cfg.students
+                                                            if s in STUDENTS)]:  # others the briefs offer (lesson 10)
+        t = time.time()
+        load_student(s)
+        man = student_manifest(STUDENTS[s])
+        built = '' if pre['builds'][key] else f', built in {time.time() - t:.0f} s'
+        _say(f"   {head}{man['params']:,} parameters{built}; dev score per family: "
+             + ', '.join(f"{k} {v:.0%}" for k, v in man['dev_scores'].items()))
     _say("\n2. the tiny agent, behaviour-cloned from scripted episodes (built once, then cached)")
     t = time.time()
     clone = json.loads((build_agent_base() / 'clone.json').read_text())
@@ -56,9 +59,10 @@ _HOLDOUT, _STEPS, _GROUP, _BRIEFS = (_run_opt(f) for f in ('holdout', 'steps', '
 _LR, _EVAL, _SLOTS = (_run_opt(f) for f in ('learning_rate', 'eval_per_family', 'slots'))
 _EVAL_TRAINED = _run_opt('eval_trained', "comma-separated ('none': none)")
 _CURVE_EVERY, _CURVE_SEEDS = _run_opt('curve_every'), _run_opt('curve_seeds')
+_STUDENTS = _run_opt('students', "comma-separated; each is built first, once (tiny-student-large: ~2 min)")
 
-def _families(text:str|None) -> tuple|None:
-    "A comma-separated list of family ids as a tuple ('none' or '' is the empty tuple); None stays None."
+def _names(text:str|None) -> tuple|None:
+    "A comma-separated list of names (family ids, students) as a tuple ('none', '': empty); None stays None."
     return None if text is None else tuple(f.strip() for f in text.split(',') if f.strip() and f.strip() != 'none')
 _OUT = typer.Option(Path('runs/demo'), help='run folder: config, metrics, episodes, checkpoints, report')
 
@@ -69,7 +73,7 @@ def _stopped(e):
 def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, eval_per_family:Optional[int]=_EVAL,
          eval_trained:Optional[str]=_EVAL_TRAINED, slots:Optional[int]=_SLOTS, curve_every:Optional[int]=_CURVE_EVERY,
-         curve_seeds:Optional[int]=_CURVE_SEEDS, library:Optional[str]=LIBRARY):
+         curve_seeds:Optional[int]=_CURVE_SEEDS, students:Optional[str]=_STUDENTS, library:Optional[str]=LIBRARY):
     """Run the whole two-loop experiment on CPU: outer LoRA-GRPO
     on five families, transfer to the held-out one, a report."""
     from agentforge.episode import InnerJobsFailed
@@ -78,8 +82,8 @@ def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDO
     out = absolute(out)
     cfg, t0 = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
                           learning_rate=learning_rate, eval_per_family=eval_per_family,
-                          eval_trained=_families(eval_trained), slots=slots, curve_every=curve_every,
-                          curve_seeds=curve_seeds), time.time()
+                          eval_trained=_names(eval_trained), slots=slots, curve_every=curve_every,
+                          curve_seeds=curve_seeds, students=_names(students)), time.time()
     try: freeze(cfg, out)
     except ValueError as e: fail(str(e))
     _demo_header(cfg, out)
@@ -91,7 +95,7 @@ def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDO
 def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
           briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, slots:Optional[int]=_SLOTS,
           curve_every:Optional[int]=_CURVE_EVERY, curve_seeds:Optional[int]=_CURVE_SEEDS,
-          library:Optional[str]=LIBRARY):
+          students:Optional[str]=_STUDENTS, library:Optional[str]=LIBRARY):
     "RL-train the task-writing agent (outer LoRA-GRPO over episodes); resumable; metrics in OUT/metrics.jsonl."
     from agentforge.episode import InnerJobsFailed
     from agentforge.config import freeze
@@ -99,7 +103,8 @@ def outer(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLD
     from agentforge.outer import progress_text
     out = absolute(out)
     cfg = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
-                      learning_rate=learning_rate, slots=slots, curve_every=curve_every, curve_seeds=curve_seeds)
+                      learning_rate=learning_rate, slots=slots, curve_every=curve_every, curve_seeds=curve_seeds,
+                      students=_names(students))
     try: freeze(cfg, out)
     except ValueError as e: fail(str(e))
     try: rows = train_stage(cfg, out, library=library_root(library))[1]
@@ -139,6 +144,8 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
             out:Path=typer.Option(Path('runs/episodes'), help='where the record and workspace go'),
             train_spec:bool=typer.Option(True, '--train/--no-train',
                                          help='train the validated spec (inner GRPO) and grade uplift'),
+            students:Optional[str]=typer.Option(None, help='other students the brief offers, comma-separated (e.g. '
+                                                'tiny-student-large): the spec chooses which to train'),
             library:Optional[str]=LIBRARY, reuse:Optional[str]=REUSE):
     "Play one episode: the agent writes a spec with the workspace tools, the probe judges it, the student trains on it."
     from agentforge.agents import ScriptedAgent
@@ -153,10 +160,13 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
         from agentforge.cloning import load_tiny_agent
         pol = load_tiny_agent()
     else: fail(f"unknown agent {agent!r}; accepted: scripted-random, scripted-heuristic, tiny (or --agent-url)")
+    offer = _run_config(students=_names(students)).students  # the run settings' own check of offered students
     from agentforge.episode import InnerJobsFailed
+    from agentforge.student import STUDENTS, build_student
+    for s in (s for s in offer if s in STUDENTS and train_spec): build_student(STUDENTS[s])  # never inside a job
     out = absolute(out)
     try: rec = run_episodes(pol, [(brief, seed)], out, weights='reference' if train_spec else 'mock',
-                            library=library_root(library), reuse=reuse_root(reuse))[0]
+                            library=library_root(library), reuse=reuse_root(reuse), students=offer)[0]
     except InnerJobsFailed as e: _stopped(e)
     for c in rec.tool_calls:
         res = c['result']

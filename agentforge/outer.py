@@ -205,9 +205,10 @@ def _write_rows(path:Path, rows:list, mode:str):
         os.fsync(f.fileno())
 
 # %% ../nbs/11_outer.ipynb #c7e1a0f2
-def _turn_ids(agent, brief:str, choices:dict) -> tuple:
-    "(prompt ids, completion ids) of the turn that writes and submits `write_spec(brief, choices)`, as cloned."
-    msgs = brief_messages(brief)
+def _turn_ids(agent, brief:str, choices:dict, students:tuple=()) -> tuple:
+    """(prompt ids, completion ids) of the turn that writes and submits `write_spec(brief, choices)`, as cloned
+    (`students`: the other students the brief offers, as in the run)."""
+    msgs = brief_messages(brief, students=students)
     call = ToolCall('write_file', dict(path='task.yaml', content=write_spec(brief, choices)))
     turn = assistant_message(Turn('', [call, ToolCall('submit', {})], 0), 0)
     p = agent.tok.apply_chat_template(msgs, tokenize=False, add_generation_prompt=True)
@@ -219,16 +220,18 @@ def _turn_ids(agent, brief:str, choices:dict) -> tuple:
 @torch.no_grad()
 def policy_probe(agent, # an LMAgent (.model, .tok, .render, .temperature)
                  briefs:list, # brief ids to read, the held-out one included
-                 knobs:dict|None=None, # {knob: options}; default agents.CHOICES
+                 knobs:dict|None=None, # {knob: options}; default agents.CHOICES (and `student` if offered)
+                 students:tuple=(), # the other students the run's briefs offer (RunConfig.students)
                 ) -> dict: # {brief: {knob: {option: probability among the knob's options}}}
     "Per brief and knob, the probability the policy gives each option (the rest as the heuristic), by teacher forcing."
-    knobs, out, model = knobs or CHOICES, {}, agent.model
+    knobs = knobs or CHOICES | ({'student': ('tiny-student', *students)} if students else {})
+    out, model = {}, agent.model
     was_training = model.training
     model.eval()
     for brief in briefs:
         out[brief] = {}
         for knob, opts in knobs.items():
-            pairs = [_turn_ids(agent, brief, {knob: o}) for o in opts]
+            pairs = [_turn_ids(agent, brief, {knob: o}, students) for o in opts]
             b = collate([Sample(p, c, [0.0] * len(c), 0.0, 0) for p, c in pairs], agent.tok.pad_token_id)
             lp_BT = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], getattr(agent, 'temperature', 1.0))
             lp_O = (lp_BT * b['loss_mask_BT']).sum(-1)  # log-prob of each option's whole turn

@@ -17,7 +17,7 @@ from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
 from .report import write_report
 from .runner import close_kept
-from .student import StudentRecipe, student_ready
+from .student import STUDENTS, StudentRecipe, build_student, student_ready
 from .tasks import absolute, cache_dir, data_dir
 from .transfer import eval_jobs, evaluate, transfer_table, verdict, verdict_text, write_transfer
 
@@ -34,13 +34,15 @@ def event(out, name:str, **detail):
 # %% ../nbs/13_run.ipynb #09eb12dd
 def _env(cfg:RunConfig, out:Path, library=None) -> EpisodeEnv:
     "The episodes' environment in every stage of a run: weights, slots, one pool (a spec is one job), a library."
-    return EpisodeEnv(weights=cfg.weights, slots=cfg.slots, pool_root=out / 'pool', library=library)
+    return EpisodeEnv(weights=cfg.weights, slots=cfg.slots, pool_root=out / 'pool', library=library,
+                      students=cfg.students)
 
 def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneRecipe(),
                 library=None) -> tuple: # library: an experience library (lesson 09b) its validated specs go to
     "Train the tiny agent with the outer loop (or resume it); return (agent, metrics rows)."
     out = absolute(out)
     event(out, 'outer_start', steps=cfg.steps)
+    for s in (s for s in cfg.students if s in STUDENTS): build_student(STUDENTS[s], progress)  # never inside a job
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, _env(cfg, out, library), step=step)
@@ -55,7 +57,7 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
         return row
     rows = train(agent, cfg.outer, out, rollout, progress=progress,
                  meta=dict(weights=cfg.weights, clone=clone.key()),
-                 probe=lambda a: policy_probe(a, list(FAMILIES)),  # every family, the held-out one included
+                 probe=lambda a: policy_probe(a, list(FAMILIES), students=cfg.students),  # the held-out one too
                  evaluate=fixed_eval if cfg.curve_seeds else None, eval_every=cfg.curve_every)
     event(out, 'outer_end', steps=len(rows))
     return agent, rows
@@ -96,7 +98,7 @@ def _jobs_text(st:dict, recs:list) -> str:
 # The rest measured 2026-12-03 (not refitted since): an outer step whose specs were trained before: 2.3 s (median
 # of that run's 54). An evaluation episode on cached specs: under 0.1 s (48 in 3.3-3.9 s). A new inner job: 14.4 s of a
 # slot (bench/grid.py: 129 jobs in 928 s on 2 slots). Each spec of the scripted space trains once.
-COSTS_S = dict(student=171, agent_base=103, step=2.3, eval_episode=0.1, inner_job=14.4)
+COSTS_S = dict(student=171, agent_base=103, step=2.3, eval_episode=0.1, inner_job=14.4, **{'tiny-student-large': 114})
 SPACE = len(FAMILIES) * math.prod(len(v) for v in CHOICES.values())  # distinct specs of the scripted space: 144
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
@@ -133,15 +135,17 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
     "Before any work: the sandbox, free disk, where state lives, what will be built and about how long it will take."
     sandbox_ok, sandbox = _sandbox_check(said=say is not None)  # said first: the line below is the warning
     out, say = absolute(out), say or (lambda *a: None)
-    builds = {name: (ready, COSTS_S[name]) for name, ready in
-              (('student', student_ready(StudentRecipe())), ('agent_base', agent_base_ready(clone)))}
+    builds = {name: (ready, COSTS_S.get(name)) for name, ready in
+              (('student', student_ready(StudentRecipe())), ('agent_base', agent_base_ready(clone)),
+               *((s, student_ready(STUDENTS[s])) for s in cfg.students if s in STUDENTS))}
     done = read_metrics(out) if (out / 'metrics.jsonl').exists() else []
     left = max(0, cfg.steps - len(done))
     n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout]))
     evals = {s for s in range(len(done), cfg.steps) if s % cfg.curve_every == 0} | {cfg.steps}
     n_evals = len(evals) if cfg.curve_seeds else 0
     # new inner jobs: one per distinct spec, at most the scripted space on every family (a resumed run measured its own)
-    n_jobs = 0 if done else min(SPACE, cfg.steps * cfg.outer.group_size * cfg.outer.briefs_per_step)
+    n_jobs = 0 if done else min(SPACE * (1 + len(cfg.students)),  # each offered student doubles the space
+                                cfg.steps * cfg.outer.group_size * cfg.outer.briefs_per_step)
     est = dict(builds=_sum([s for ready, s in builds.values() if not ready]),
                outer=left * (statistics.median(r['seconds'] for r in done) if done else COSTS_S['step']),
                inner=n_jobs * COSTS_S['inner_job'] / cfg.slots,

@@ -38,7 +38,8 @@ TOOL_SCHEMAS = [
           f"{QUOTAS['max_file_bytes']} bytes per file, {QUOTAS['max_total_bytes']} bytes in all.", path=_PATH,
           content=dict(type='string', description='the whole new content of the file (UTF-8 text)')),
     _tool('baseline', "The untrained student's score (0 to 1, 2 decimals) on the dev split of your brief, and at each "
-          "difficulty level (1 easier, 2 = the hidden eval's, 3 harder). Limited calls."),
+          "difficulty level (1 easier, 2 = the hidden eval's, 3 harder); the same for each other student the brief "
+          "offers. Limited calls."),
     _tool('submit',
           f'Package the workspace as a submission for validation. Each call is one attempt of {MAX_ATTEMPTS}.'),
 ]
@@ -90,31 +91,32 @@ def _open_parent(root:Path, parts:list, create:bool=False) -> int:
         raise ToolError('SYMLINK', f'{e.rel} is a symbolic link or not a folder; links are never followed') from None
 
 # %% ../nbs/05a_workspace.ipynb #d9c3d68f
-def student_dev_score(brief:str) -> float:
-    "The untrained tiny student's dev-split score on `brief` (from its manifest; builds the student the first time)."
-    from agentforge.student import student_manifest
-    scores = student_manifest()['dev_scores']
-    return float(scores[brief]) if brief in scores else _dev_score_now(brief)
+def student_dev_score(brief:str, student:str='tiny-student') -> float:
+    "An untrained tiny student's dev-split score on `brief` (from its manifest; builds the student the first time)."
+    from agentforge.student import STUDENTS, student_manifest
+    scores = student_manifest(STUDENTS[student])['dev_scores']
+    return float(scores[brief]) if brief in scores else _dev_score_now(brief, student)
 
 @lru_cache(maxsize=None)
-def _dev_score_now(brief:str) -> float:
+def _dev_score_now(brief:str, student:str='tiny-student') -> float:
     "The same score measured now (4 samples per dev item, as the manifest's): a family registered after the build."
     from agentforge.families import get_family
     from agentforge.student import evaluate, load_student
     from agentforge.tasks import dev_split
-    fam, (model, tok) = get_family(brief), load_student(progress=False)
+    fam, (model, tok) = get_family(brief), load_student(student, progress=False)
     return evaluate(model, tok, fam, dev_split(fam), samples=4)['score']
 
 @lru_cache(maxsize=None)
-def student_level_scores(brief:str) -> dict:
-    "The untrained tiny student's dev score at each difficulty level (the eval's level from its manifest, as above)."
+def student_level_scores(brief:str, student:str='tiny-student') -> dict:
+    "An untrained tiny student's dev score at each difficulty level (the eval's level from its manifest, as above)."
     from agentforge.families import get_family
-    from agentforge.student import evaluate, load_student
+    from agentforge.student import STUDENTS, evaluate, load_student
     from agentforge.tasks import DEV_SEED, DEV_SIZE, EVAL_LEVEL, LEVELS, generate
-    fam, (model, tok) = get_family(brief), load_student(progress=False)
+    STUDENTS[student]  # a KeyError (the baseline tool: unavailable) before anything loads
+    fam, (model, tok) = get_family(brief), load_student(student, progress=False)
     dev = lambda lv: generate(fam, fam.fit(DEV_SIZE), DEV_SEED, fam.level_params(lv), split='dev')
-    return {lv: student_dev_score(brief) if lv == EVAL_LEVEL else evaluate(model, tok, fam, dev(lv), samples=4)['score']
-            for lv in LEVELS}
+    return {lv: student_dev_score(brief, student) if lv == EVAL_LEVEL
+            else evaluate(model, tok, fam, dev(lv), samples=4)['score'] for lv in LEVELS}
 
 def _err(e:ToolError, **extra) -> dict: return dict(ok=False, error=e.code, message=e.message, **extra)
 
@@ -124,9 +126,10 @@ class Workspace:
                  score:Callable[[str], float]=student_dev_score, # brief -> the untrained student's dev score
                  levels:Callable[[str], dict]|None=student_level_scores, # brief -> its score per level; None: not shown
                  baseline_calls:int=3, max_attempts:int=MAX_ATTEMPTS, # call limit of `baseline`; of `submit`
-                 submissions=None, quotas:dict|None=None): # where submissions go (default: a sibling); QUOTAS overrides
+                 submissions=None, quotas:dict|None=None, # where submissions go (default: a sibling); QUOTAS overrides
+                 students:tuple=()): # other students the brief offers: `baseline` reports them too (score(brief, s))
         self.root, self.brief, self.score, self.quotas = Path(root), brief, score, {**QUOTAS, **(quotas or {})}
-        self.levels = levels
+        self.levels, self.students = levels, tuple(students)
         self.root.mkdir(parents=True, exist_ok=True)
         self.submissions = Path(submissions) if submissions else self.root.parent / f'{self.root.name}-submissions'
         self.baseline_left, self.max_attempts, self.attempts = baseline_calls, max_attempts, 0
@@ -230,9 +233,20 @@ def baseline(self:Workspace) -> dict:
     self.baseline_left -= 1
     out = dict(ok=True, brief=self.brief, split='dev', score=round(score, 2), calls_left=self.baseline_left)
     if levels:  # the eval's level is the score above, whatever `levels` says
-        out |= dict(eval_level=EVAL_LEVEL, levels={str(k): round(float(score if k == EVAL_LEVEL else v), 2)
-                                                   for k, v in levels.items()})
+        out |= dict(eval_level=EVAL_LEVEL, levels=_levels(score, levels))
+    if self.students: out['students'] = {s: self._other_baseline(s) for s in self.students}
     return out
+
+def _levels(score:float, levels:dict) -> dict:
+    return {str(k): round(float(score if k == EVAL_LEVEL else v), 2) for k, v in levels.items()}
+
+@patch
+def _other_baseline(self:Workspace, student:str) -> dict:
+    "The baseline of another offered student: its score and levels, or why there is none (no tool call is spent)."
+    try: score, levels = float(self.score(self.brief, student)), self.levels and self.levels(self.brief, student)
+    except (KeyError, OSError, ValueError) as e:
+        return dict(error='BASELINE_UNAVAILABLE', message=f'no baseline for {student!r}: {type(e).__name__}')
+    return dict(score=round(score, 2)) | (dict(levels=_levels(score, levels)) if levels else {})
 
 # %% ../nbs/05a_workspace.ipynb #876d061e
 @patch

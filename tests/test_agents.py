@@ -142,6 +142,26 @@ def test_random_agent_samples_every_knob_uniformly():
         for o in opts:  # each option's share within 0.07 of uniform (about 4 binomial SDs at ~500 draws)
             assert abs(sum(c[k] == o for c in seen) / len(seen) - 1 / len(opts)) < 0.07, (k, o)
 
+def test_a_brief_offering_two_students_gets_both_from_the_random_agent_and_its_own_from_the_heuristic():
+    "The random agent draws the student uniformly among those offered, after its other draws; the heuristic never moves."
+    import re
+    def student(t): return re.search(r'^student: (\S+)$', t.tool_calls[0].arguments['content'], re.M)[1]
+    offer, plain = brief_messages('unit_conversion', students=('tiny-student-large',)), brief_messages('unit_conversion')
+    assert agents.offered_students(offer[1]['content']) == ('tiny-student', 'tiny-student-large')
+    assert agents.offered_students(plain[1]['content']) == ('tiny-student',)
+    a = ScriptedAgent('random')
+    writes = [(t, a.act(plain, [], s)) for s in range(300) if (t := a.act(offer, [], s)).tool_calls]
+    drawn = [student(t) for t, _ in writes if t.tool_calls[0].name == 'write_file']
+    assert abs(drawn.count('tiny-student-large') / len(drawn) - 0.5) < 0.1, len(drawn)
+    for t, u in writes:   # the offer changes the student only: every other choice is the one the plain brief gets
+        if t.tool_calls[0].name == 'write_file':
+            assert t.tool_calls[0].arguments['content'].replace(student(t), 'tiny-student') == u.tool_calls[0].arguments['content']
+    assert {student(ScriptedAgent('heuristic').act(offer, [], s)) for s in range(20)} == {'tiny-student'}
+    assert {student(t) for s in range(100) if (t := a.act(plain, [], s)).tool_calls
+            and t.tool_calls[0].name == 'write_file'} == {'tiny-student'}
+    spec = yaml.safe_load(agents.write_spec('unit_conversion', dict(HEURISTIC, student='tiny-student-large')))
+    assert spec['student'] == 'tiny-student-large'
+
 def test_unknown_policy_raises():
     with pytest.raises(ValueError, match="'bogus'"): ScriptedAgent('bogus')
 

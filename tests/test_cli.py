@@ -57,6 +57,13 @@ def test_episode_command(tmp_path):
     assert Path(out['record']).exists()
     r = R.invoke(app, ['episode', 'string_ops', '--agent', 'gpt'])
     assert r.exit_code == 2 and 'scripted-random' in r.output
+    r = R.invoke(app, ['episode', 'string_ops', '--no-train', '--students', 'tiny-student'])
+    assert r.exit_code == 2 and 'tiny-student-large' in r.output   # names the students it could offer
+    r = R.invoke(app, ['episode', 'string_ops', '--no-train', '--agent', 'scripted-random', '--seed', '3',
+                       '--students', 'tiny-student-large', '--out', str(tmp_path / 'offer')])
+    rec = json.loads(Path(json.loads(r.stdout[r.stdout.index('{'):])['record']).read_text())
+    assert rec['messages'][1]['content'].endswith('student: tiny-student (or: tiny-student-large)')
+    assert 'student: tiny-student-large\n' in rec['tool_calls'][1]['arguments']['content']   # this seed drew it
 
 def test_pool_commands(tmp_path):
     "status on a missing pool is a usage error; a queued inner job shows up; a worker --until-idle runs a queue to empty."

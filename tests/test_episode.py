@@ -273,3 +273,22 @@ def test_an_offered_student_is_the_one_that_trains(tmp_path, monkeypatch):
     assert job.args['student'] == 'tiny-student-large' and rec.inner['student'] == 'tiny-student-large'
     want = episode_reward(1, rec.inner['pre'], rec.inner['post'], rec.inner['train_seconds'], 60.0, weights='reference')
     assert rec.reward == asdict(want)
+
+class LooksFirst(Agent):
+    "Calls `baseline` once, then stops without a spec."
+    def act(self, messages, tools, seed):
+        return Turn('', [ToolCall('baseline', {})], 0) if len(messages) == 2 else Turn('I stop here.', [], 0)
+
+@pytest.mark.slow
+def test_baseline_reports_every_offered_student_and_cloning_asks_for_none(tmp_path):
+    "Offered: one `baseline` call gives both students' dev scores (each from its own manifest); baselines=False: one."
+    from agentforge.student import STUDENTS, student_manifest
+    large = student_manifest(STUDENTS['tiny-student-large'])['dev_scores']['date_math']   # builds it the first time
+    rec = play(LooksFirst(), 'date_math', 0, tmp_path / 'a', saturation=False, students=('tiny-student-large',))
+    res = rec.tool_calls[0]['result']
+    assert res['ok'] and res['score'] == round(student_manifest()['dev_scores']['date_math'], 2)
+    assert res['students']['tiny-student-large']['score'] == round(large, 2)
+    assert set(res['students']['tiny-student-large']['levels']) == {'1', '2', '3'}
+    plain = play(LooksFirst(), 'date_math', 0, tmp_path / 'b', saturation=False, students=('tiny-student-large',),
+                 baselines=False).tool_calls[0]['result']
+    assert 'students' not in plain and plain['score'] == res['score']

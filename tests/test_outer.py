@@ -189,6 +189,20 @@ def test_policy_probe_reads_what_the_update_teaches():
     after = outer.policy_probe(agent, ['date_math', 'arithmetic'])
     assert after['date_math']['learning_rate']['1.0e-4'] > before['date_math']['learning_rate']['1.0e-4'] + 0.05
 
+def test_policy_probe_reads_the_student_choice_in_a_brief_that_offers_it():
+    "Offered students add a `student` knob, read in the brief the run shows (the offer line included)."
+    from agentforge.agents import CHOICES, LMAgent
+    from agentforge.models import build_tokenizer, tiny_model
+    tok = build_tokenizer()
+    agent = LMAgent(tiny_model('agent', seed=0, tok=tok), tok, lora=dict(r=4, alpha=8))
+    plain = outer.policy_probe(agent, ['date_math'])['date_math']
+    offered = outer.policy_probe(agent, ['date_math'], students=('tiny-student-large',))['date_math']
+    assert set(plain) == set(CHOICES) and set(offered) == set(CHOICES) | {'student'}
+    assert set(offered['student']) == {'tiny-student', 'tiny-student-large'} and abs(sum(offered['student'].values()) - 1) < 1e-3
+    assert offered['level'] != plain['level']   # another prompt: the offer line is in the brief the probe conditions on
+    p, _ = outer._turn_ids(agent, 'date_math', {}, ('tiny-student-large',))
+    assert '(or: tiny-student-large)' in tok.decode(p)
+
 @pytest.fixture(scope='module')
 def uninterrupted(tmp_path_factory):
     "A 4-step run without interruption, on one thread: its metrics rows and final adapter."

@@ -150,6 +150,8 @@ def test_layer_bank_numbers_match_the_code():
     _close(_bank('05d_gates')['gates-min-rows'], MIN_ROWS)
     _close(_bank('09a_served')['served-retry-count'], inspect.signature(post_json).parameters['retries'].default)
     _close(_bank('10a_cloning')['cloning-steps'], CloneRecipe().steps)
+    assert 'offer=0.5' in _bank('10a_cloning')['cloning-student-offer']['question'] and CloneRecipe().offer == 0.5
+    assert CloneRecipe().students == ('tiny-student-large',)
     row = dict(validation_mean=1.0, uplift_mean=0.10, post_mean=0.40, speed_mean=0.50)
     _close(_bank('12a_report')['report-components'], sum(v[0] for v in reward_components([row]).values()))
     q = _bank('14_quiz')['quiz-tolerance-edge']

@@ -24,6 +24,17 @@ def test_outer_config_trains_on_every_family_but_the_holdout():
     cfg = RunConfig.of(holdout='date_math', steps=3, learning_rate=1e-2).outer
     assert cfg.families == tuple(f for f in FAMILIES if f != 'date_math') and (cfg.steps, cfg.learning_rate) == (3, 1e-2)
 
+def test_offered_students_are_checked_frozen_and_read_back(tmp_path):
+    from agentforge.config import load_config
+    for bad in (('tiny-student',), ('gpt-2',), ('tiny-student-large', 'tiny-student-large')):
+        with pytest.raises(ValueError, match='students'): RunConfig(students=bad)
+    cfg = RunConfig(students=['tiny-student-large'])
+    assert cfg.students == ('tiny-student-large',) and cfg.hash() != RunConfig().hash()
+    freeze(cfg, tmp_path)
+    assert yaml.safe_load((tmp_path / 'config.yaml').read_text())['config']['students'] == ['tiny-student-large']
+    assert load_config(tmp_path) == cfg
+    with pytest.raises(ValueError, match="'students'"): freeze(RunConfig(), tmp_path)
+
 def test_freeze_refuses_a_different_config_and_allows_more_steps(tmp_path):
     cfg = RunConfig.of(eval_trained=('string_ops', 'arithmetic'), learning_rate=1e-3, steps=4)
     p = freeze(cfg, tmp_path)

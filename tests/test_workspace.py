@@ -200,7 +200,7 @@ def test_baseline_rounded_dev_only_and_limited(guard):
 
 def test_baseline_default_reads_the_student_manifest(tmp_path, monkeypatch):
     import agentforge.student as student
-    monkeypatch.setattr(student, 'student_manifest', lambda: {'dev_scores': {'arithmetic': 0.3349}})
+    monkeypatch.setattr(student, 'student_manifest', lambda recipe=None: {'dev_scores': {'arithmetic': 0.3349}})
     ws = Workspace(tmp_path / 'w', 'arithmetic', levels=None)
     assert ws.baseline()['score'] == 0.33 and 'levels' not in ws.baseline()
     ws2 = Workspace(tmp_path / 'w2', 'no_such_brief', levels=None)
