@@ -115,16 +115,17 @@ def _product():
     import itertools
     return (dict(zip(CHOICES, combo)) for combo in itertools.product(*CHOICES.values()))
 
-SCRIPTED_VERSION = 5  # bump when the scripted agents' behaviour changes: cloned bases are keyed by it
+SCRIPTED_VERSION = 6  # bump when the scripted agents' behaviour changes: cloned bases are keyed by it
 
 class ScriptedAgent(Agent):
     "A scripted spec writer: 'random' (uniform over CHOICES) or 'heuristic' (one practitioner's rule)."
     def __init__(self, policy:str='random', # 'random' or 'heuristic'
-                 give_up_rate:float=0.05, explore_rate:float=0.15): # the random policy's habits
+                 give_up_rate:float=0.05, explore_rate:float=0.15, # the random policy's habits
+                 slip_rate:float=0.0): # share of first specs written for another brief (cloning: the fix after it)
         if policy not in ('random', 'heuristic'):
             raise ValueError(f"policy {policy!r}: expected 'random' or 'heuristic'")
         self.policy, self.name = policy, f'scripted-{policy}'
-        self.give_up_rate, self.explore_rate = give_up_rate, explore_rate
+        self.give_up_rate, self.explore_rate, self.slip_rate = give_up_rate, explore_rate, slip_rate
 
 # %% ../nbs/09_agents.ipynb #859bd8c7
 def _call(name, **arguments) -> Turn: return Turn('', [ToolCall(name, arguments)], tokens=0)
@@ -142,19 +143,42 @@ def _draw(self:ScriptedAgent, rng:random.Random, students:tuple=()) -> dict:
     c = HEURISTIC | {k: rng.choice(v) for k, v in CHOICES.items()}
     return c | {'student': rng.choice(students) if len(students) > 1 else students[0]} if students else c
 
+def _for_brief(text:str, other:str, family:str) -> str:
+    "A spec this module wrote for brief `other`, rewritten for `family`: its name, brief and rewards; the rest kept."
+    for kind in ('strict', 'lenient'):
+        text = text.replace(f"rewards: {_rewards(other, kind)}\n", f"rewards: {_rewards(family, kind)}\n")
+    dash = lambda f: f.replace('_', '-')
+    return text.replace(f"name: {dash(other)}-task\nbrief: {other}\n", f"name: {dash(family)}-task\nbrief: {family}\n")
+
+def _write(text:str) -> Turn:
+    "The turn that writes task.yaml and submits it: two calls in one turn."
+    return Turn('', [ToolCall('write_file', dict(path='task.yaml', content=text)), ToolCall('submit', {})], tokens=0)
+
+def _after_mismatch(messages:list, family:str) -> Turn|None:
+    "After a submit the probe refused as another brief's spec: the same spec written for `family` (else None)."
+    if messages[-1]['role'] != 'tool' or '"BRIEF_MISMATCH"' not in messages[-1]['content']: return None
+    prev = next(c['function']['arguments'] for m in reversed(messages) for c in m.get('tool_calls', [])
+                if c['function']['name'] == 'write_file')
+    other = re.search(r'^brief: (\w+)$', prev['content'], re.M)[1]
+    return _write(_for_brief(prev['content'], other, family))
+
 @patch
 def act(self:ScriptedAgent, messages:list, tools:list, seed:int) -> Turn:
-    "Write task.yaml and submit it in one turn (after a failed submission: a fresh spec, submitted again)."
+    """Write task.yaml and submit it in one turn (after a failed submission: a fresh spec, submitted again; after a
+    BRIEF_MISMATCH: the same spec for the right brief)."""
     n = sum(m['role'] == 'assistant' for m in messages)
     family = re.search(r'brief: (\w+)', messages[1]['content']).group(1)
+    if (fix := _after_mismatch(messages, family)) is not None: return fix
     rng = random.Random(f'{seed}:{family}:{n}')  # the family too: one seed must not make the same choices everywhere
     if self.policy == 'random' and n == 0 and rng.random() < self.explore_rate:
         return _call(rng.choice(['baseline', 'list_files']))
     if self.policy == 'random' and rng.random() < self.give_up_rate:
         return Turn('I cannot write this task.', [], tokens=0)
     choices = self._draw(rng, offered_students(messages[1]['content']))
-    write = ToolCall('write_file', dict(path='task.yaml', content=write_spec(family, choices)))
-    return Turn('', [write, ToolCall('submit', {})], tokens=0)  # two calls in one turn: write, then submit
+    if n == 0 and self.slip_rate and rng.random() < self.slip_rate:  # the slip a trained agent makes: another brief
+        from agentforge.families import FAMILIES
+        return _write(write_spec(rng.choice(sorted(f for f in FAMILIES if f != family)), choices))
+    return _write(write_spec(family, choices))
 
 # %% ../nbs/09_agents.ipynb #9ddb79de
 import torch

@@ -19,8 +19,8 @@ from .student import TRAINING_CODE, train_step
 from .tasks import cache_dir
 
 # %% auto #0
-__all__ = ['CloneRecipe', 'scripted_episodes', 'broken_call', 'clone_pairs', 'agent_tokenizer', 'imitate', 'agent_base_dir',
-           'agent_base_ready', 'build_agent_base', 'load_tiny_agent']
+__all__ = ['CloneRecipe', 'scripted_episodes', 'broken_call', 'refused_as_other_brief', 'clone_pairs', 'agent_tokenizer',
+           'imitate', 'agent_base_dir', 'agent_base_ready', 'build_agent_base', 'load_tiny_agent']
 
 # %% ../nbs/10a_cloning.ipynb #48a607db
 @dataclass(frozen=True)
@@ -38,6 +38,7 @@ class CloneRecipe:
     recoveries:float=0.5 # share of episodes also cloned as: a broken first call, the platform's answer, the call again
     students:tuple=('tiny-student-large',) # the other students a share of the briefs offers (lesson 10)
     offer:float=0.5 # share of the episodes whose brief offers `students` too: the agent sees both kinds of brief
+    slips:float=0.15 # share whose first spec answers another brief: the probe's refusal is context, the fix a target
     seed:int=0
 
     def key(self) -> str:
@@ -50,7 +51,7 @@ class CloneRecipe:
 # %% ../nbs/10a_cloning.ipynb #ce54b09a
 def scripted_episodes(recipe:CloneRecipe, work, progress:bool=False) -> list:
     "Play the recipe's scripted random episodes (probe included, saturation gate off)."
-    agent, out = ScriptedAgent('random'), []
+    agent, out = ScriptedAgent('random', slip_rate=recipe.slips), []
     jobs = [(f, s) for f in recipe.families for s in range(recipe.episodes_per_family)]
     from tqdm.auto import tqdm
     for f, s in tqdm(jobs, desc='scripted episodes', disable=not progress):
@@ -73,17 +74,25 @@ def broken_call(text:str, rng:random.Random) -> tuple:
     broken = text[:cut] + '\n</tool_call>'
     return broken, parse_tool_calls(broken)[1]
 
+def refused_as_other_brief(messages:list, i:int) -> bool:
+    "Whether assistant message `i` submitted a spec the probe refused as another brief's (a slip: never a target)."
+    after = messages[i + 1:]
+    answers = after[:next((k for k, m in enumerate(after) if m['role'] != 'tool'), len(after))]
+    return any('"BRIEF_MISMATCH"' in m['content'] for m in answers)
+
 def clone_pairs(records:list, tok, max_len:int=1800, recoveries:float=0.0, seed:int=0) -> list:
-    """Every assistant turn of `records` as a (prompt_ids, completion_ids) pair in the agent's chat template; for a
-    `recoveries` share of the records, one more: the first call written after a broken copy of it and the answer."""
+    """Every assistant turn of `records` (but a slip: `refused_as_other_brief`) as a (prompt_ids, completion_ids) pair
+    in the agent's chat template; for a `recoveries` share of the records, one more: the first call written after a
+    broken copy of it and the answer."""
     pairs, rng = [], random.Random(seed)
     def add(messages, i):  # assistant message i as a pair, unless it is longer than max_len
         pair = tuple(tok(t, add_special_tokens=False)['input_ids'] for t in _turn_text(tok, messages, i))
         if len(pair[0]) + len(pair[1]) <= max_len: pairs.append(pair)
     for rec in records:
-        for i, m in enumerate(rec.messages):
-            if m['role'] == 'assistant': add(rec.messages, i)
-        first = next((i for i, m in enumerate(rec.messages) if m.get('tool_calls')), None)
+        targets = [i for i, m in enumerate(rec.messages)
+                   if m['role'] == 'assistant' and not refused_as_other_brief(rec.messages, i)]
+        for i in targets: add(rec.messages, i)
+        first = next((i for i in targets if rec.messages[i].get('tool_calls')), None)
         if first is None or rng.random() >= recoveries: continue
         text, err = broken_call(_turn_text(tok, rec.messages, first)[1], rng)
         if not err: continue  # the cut left a parsable call: nothing to recover from

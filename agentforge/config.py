@@ -97,7 +97,8 @@ class RunConfig:
     def __post_init__(self):
         train, _ = split_families(self.holdout)  # a clear error naming the accepted ids
         from agentforge.presets import presets_for
-        object.__setattr__(self, 'students', tuple(self.students))
+        offer = self.students
+        object.__setattr__(self, 'students', (offer,) if isinstance(offer, str) else tuple(offer))  # a name, or names
         if bad := [s for s in self.students if s not in presets_for('student') or s == 'tiny-student']:
             raise ValueError(f"students {bad}: offer other student presets than tiny-student (the one every brief "
                              f"names): {', '.join(s for s in presets_for('student') if s != 'tiny-student')}")

@@ -8,7 +8,9 @@ folder is read, not rerun. Per seed it reports, from the run's own files:
 - first-try validation over the first and last 5 steps;
 - the fixed evaluation's paired last − first change, trained families and held-out (lesson 12c);
 - the transfer stage's held-out trained − untrained difference with its 95% interval;
-- the median seconds per outer step.
+- the median seconds per outer step; the training reward at step 0 and its peak;
+- in a run that offers the larger student (`--set students=tiny-student-large`), the probe's probability of naming it,
+  trained families (mean) and held-out, before the first and the last step.
 
 Then the median and the min–max spread over seeds. Fast only when the inner-result cache holds the design space:
 run `bench/grid.py` first (an outer step is then seconds; without it, minutes).
@@ -43,7 +45,12 @@ def summarize_run(folder:Path) -> dict:
                probe_held=[round(_good(r, held), 4) for r in (first, last)],
                first_try=[mean([r['validation_first_try_rate'] for r in rows[:5]]),
                           mean([r['validation_first_try_rate'] for r in rows[-5:]])],
-               seconds_per_step=round(statistics.median(r['seconds'] for r in rows), 2))
+               seconds_per_step=round(statistics.median(r['seconds'] for r in rows), 2),
+               reward=[round(rows[0]['reward_mean'], 4), round(max(r['reward_mean'] for r in rows), 4)])
+    if 'student' in first['policy'][held]:  # a run that offers the larger student: how often the policy names it
+        p = lambda r, b: r['policy'][b]['student'].get('tiny-student-large', 0.0)
+        out['student_trained'] = [mean([p(r, b) for b in trained]) for r in (first, last)]
+        out['student_held'] = [round(p(r, held), 4) for r in (first, last)]
     fams = list(dict.fromkeys(e['brief'] for e in curve[0]['episodes'])) if curve else []
     for name, briefs in (('curve_trained', [f for f in fams if f != held]), ('curve_held', [held])):
         ch = curve_change(curve, briefs) if curve else None
@@ -63,7 +70,8 @@ def spread(runs:list) -> dict:
         if isinstance(v, list): return v[1]
         if isinstance(v, dict): return v.get('mean')
         return v
-    keys = ['probe_trained', 'probe_held', 'first_try', 'curve_trained', 'curve_held', 'transfer_diff', 'seconds_per_step']
+    keys = ['probe_trained', 'probe_held', 'student_trained', 'student_held', 'reward', 'first_try', 'curve_trained',
+            'curve_held', 'transfer_diff', 'seconds_per_step']
     out = {}
     for k in keys:
         xs = [val(r, k) for r in runs if val(r, k) is not None]

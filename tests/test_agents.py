@@ -162,6 +162,23 @@ def test_a_brief_offering_two_students_gets_both_from_the_random_agent_and_its_o
     spec = yaml.safe_load(agents.write_spec('unit_conversion', dict(HEURISTIC, student='tiny-student-large')))
     assert spec['student'] == 'tiny-student-large'
 
+def test_a_slip_writes_another_briefs_spec_and_the_mismatch_answer_gets_the_same_spec_for_the_right_brief(tmp_path):
+    "slip_rate=1: the first spec answers another brief; after the probe's BRIEF_MISMATCH, the same choices, right brief."
+    from agentforge.episode import play
+    a = ScriptedAgent('random', slip_rate=1.0, explore_rate=0.0, give_up_rate=0.0)
+    for s, fam in enumerate(FAMILIES):
+        rec = play(a, fam, s, tmp_path / fam, saturation=False)
+        slip, fix = (c['arguments']['content'] for c in rec.tool_calls if c['name'] == 'write_file')
+        other = yaml.safe_load(slip)['brief']
+        assert other != fam and yaml.safe_load(fix)['brief'] == fam
+        assert [p['reason'] for p in rec.probe_reports] == ['BRIEF_MISMATCH', None] and rec.validated_on == 2
+        assert agents._for_brief(slip, other, fam) == fix and agents._for_brief(fix, fam, other) == slip
+    plain = ScriptedAgent('random', explore_rate=0.0, give_up_rate=0.0)   # slip_rate 0: the same draws, right brief
+    for seed in range(20):
+        slip = a.act(brief_messages('date_math'), [], seed).tool_calls[0].arguments['content']
+        want = plain.act(brief_messages('date_math'), [], seed).tool_calls[0].arguments['content']
+        assert agents._for_brief(slip, yaml.safe_load(slip)['brief'], 'date_math') == want
+
 def test_unknown_policy_raises():
     with pytest.raises(ValueError, match="'bogus'"): ScriptedAgent('bogus')
 

@@ -5,7 +5,8 @@ import dataclasses, json, math, shutil
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from agentforge.agents import TinyAgent, parse_tool_calls
-from agentforge.cloning import CloneRecipe, agent_base_dir, agent_tokenizer, build_agent_base, clone_pairs, scripted_episodes
+from agentforge.cloning import (CloneRecipe, agent_base_dir, agent_tokenizer, build_agent_base, clone_pairs,
+                                refused_as_other_brief, scripted_episodes)
 from agentforge.durable import verify_checkpoint
 
 pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
@@ -86,8 +87,9 @@ def test_recovery_pairs_show_a_broken_call_and_train_only_the_call_after_it(epis
         more = clone_pairs([rec], tok, max_len=10**9, recoveries=1.0, seed=k)
         assert more[:len(plain)] == plain and len(more) - len(plain) <= 1
         if len(more) == len(plain): continue           # the cut happened to leave a parsable call: no pair
-        first = next(i for i, m in enumerate(rec.messages) if m.get('tool_calls'))
-        turn = [i for i, m in enumerate(rec.messages) if m['role'] == 'assistant'].index(first)
+        targets = [i for i, m in enumerate(rec.messages) if m['role'] == 'assistant' and not refused_as_other_brief(rec.messages, i)]
+        first = next(i for i in targets if rec.messages[i].get('tool_calls'))
+        turn = targets.index(first)
         (p, c), (p0, c0) = more[-1], plain[turn]
         assert c == c0 and c[-1] == eos                  # the target is the call as the scripted agent wrote it
         assert p[:len(p0) - 3] == p0[:len(p0) - 3]       # the same conversation up to the slipped turn
@@ -97,6 +99,21 @@ def test_recovery_pairs_show_a_broken_call_and_train_only_the_call_after_it(epis
         assert p == agent.render(rec.messages[:first] + [dict(role='assistant', content=''), unusable_message(err)])
         n += 1
     assert n >= len(episodes) // 2
+
+def test_a_slip_is_context_and_the_fix_after_the_probe_refusal_is_the_target(agent, tmp_path):
+    "slips=1: every first spec answers another brief; the probe refuses it; only the spec written after is trained."
+    recs = scripted_episodes(dataclasses.replace(MINI, slips=1.0, episodes_per_family=1), tmp_path)
+    for rec in recs:
+        assistant = [i for i, m in enumerate(rec.messages) if m['role'] == 'assistant']
+        if not rec.messages[assistant[0]].get('tool_calls'): continue   # looked around or gave up first: no slip
+        assert [p['reason'] for p in rec.probe_reports] == ['BRIEF_MISMATCH', None] and rec.validated_on == 2
+        assert refused_as_other_brief(rec.messages, assistant[0]) and not refused_as_other_brief(rec.messages, assistant[1])
+        pairs = clone_pairs([rec], agent.tok, max_len=10**9)
+        assert len(pairs) == len(assistant) - 1                        # the slip is never a target
+        prompt, fix = (agent.tok.decode(x, skip_special_tokens=False) for x in pairs[-1])
+        assert 'BRIEF_MISMATCH' in prompt and f'brief: {rec.brief}' in fix.replace('\\n', '\n')
+        slip = rec.messages[assistant[0]]['tool_calls'][0]['function']['arguments']['content']
+        assert f'brief: {rec.brief}\n' not in slip
 
 def test_pairs_end_with_eos_under_the_learned_tokenizer(episodes):
     tok = agent_tokenizer(episodes, MINI.vocab_size)

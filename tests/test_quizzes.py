@@ -152,6 +152,8 @@ def test_layer_bank_numbers_match_the_code():
     _close(_bank('10a_cloning')['cloning-steps'], CloneRecipe().steps)
     assert 'offer=0.5' in _bank('10a_cloning')['cloning-student-offer']['question'] and CloneRecipe().offer == 0.5
     assert CloneRecipe().students == ('tiny-student-large',)
+    rec = yaml.safe_load((Path(__file__).parents[1] / 'results/agent/recovery-after.json').read_text())   # JSON is YAML
+    assert _bank('10a_cloning')['cloning-slip-target']['answers'][0]['feedback'].count(f"{round(rec['fixed_share'] * 96)} of 96") == 1
     row = dict(validation_mean=1.0, uplift_mean=0.10, post_mean=0.40, speed_mean=0.50)
     _close(_bank('12a_report')['report-components'], sum(v[0] for v in reward_components([row]).values()))
     q = _bank('14_quiz')['quiz-tolerance-edge']

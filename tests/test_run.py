@@ -29,6 +29,7 @@ def test_offered_students_are_checked_frozen_and_read_back(tmp_path):
     for bad in (('tiny-student',), ('gpt-2',), ('tiny-student-large', 'tiny-student-large')):
         with pytest.raises(ValueError, match='students'): RunConfig(students=bad)
     cfg = RunConfig(students=['tiny-student-large'])
+    assert RunConfig(students='tiny-student-large') == cfg   # one name, not its characters
     assert cfg.students == ('tiny-student-large',) and cfg.hash() != RunConfig().hash()
     freeze(cfg, tmp_path)
     assert yaml.safe_load((tmp_path / 'config.yaml').read_text())['config']['students'] == ['tiny-student-large']
