@@ -17,6 +17,7 @@ run `bench/grid.py` first (an outer step is then seconds; without it, minutes).
 
 Run: .venv/bin/python bench/outer.py --seeds 0,1,2 --steps 30 --out results/outer/numbers
      .venv/bin/python bench/outer.py --free-merges --clone-steps 300 --seeds 0,1,2 --out results/outer/free
+     .venv/bin/python bench/outer.py --clone-set offer=0 --seeds 0,1,2 --steps 54 --out results/outer/no-offer
      .venv/bin/python bench/outer.py --summarize runs/a runs/b     (read finished run folders only)
 """
 import argparse, json, statistics, sys
@@ -86,6 +87,8 @@ if __name__ == '__main__':
     ap.add_argument('--out', default='results/outer/default', help='seed-<s>/ run folders and summary.json go here')
     ap.add_argument('--free-merges', action='store_true', help='the agent base without CloneRecipe.numbers')
     ap.add_argument('--clone-steps', type=int, default=None, help='CloneRecipe.steps (default: the recipe default)')
+    ap.add_argument('--clone-set', nargs='*', default=[], metavar='NAME=VALUE',
+                    help='CloneRecipe fields other than the defaults, e.g. offer=0 slips=0')
     ap.add_argument('--set', nargs='*', default=[], metavar='NAME=VALUE',
                     help='run settings other than the defaults (RunConfig/OuterConfig fields), e.g. learning_rate=3e-3')
     ap.add_argument('--summarize', nargs='*', metavar='RUN', help='only summarise these finished run folders')
@@ -100,6 +103,7 @@ if __name__ == '__main__':
         clone = CloneRecipe(numbers=not a.free_merges)
         if a.clone_steps: clone = dataclasses.replace(clone, steps=a.clone_steps)
         import yaml
+        clone = dataclasses.replace(clone, **{k: float(v) for k, v in (x.split('=', 1) for x in a.clone_set)})
         out, runs = Path(a.out), []
         def value(v):  # '4' -> 4, '3e-3' -> 0.003 (YAML 1.1 reads '3e-3' as text), 'token' -> 'token'
             for cast in (int, float):
