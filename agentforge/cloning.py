@@ -36,8 +36,8 @@ class CloneRecipe:
     vocab_size:int=2048 # the agent tokenizer's vocabulary (BPE merges learned from the scripted transcripts)
     numbers:bool=True # every number is one whole token, shared by every family (models.build_tokenizer)
     recoveries:float=0.5 # share of episodes also cloned as: a broken first call, the platform's answer, the call again
-    students:tuple=('tiny-student-large',) # the other students a share of the briefs offers (lesson 10)
-    offer:float=0.5 # share of the episodes whose brief offers `students` too: the agent sees both kinds of brief
+    students:tuple=() # other students a share of the briefs offers (lesson 10); (): none (run.clone_for sets them)
+    offer:float=0.5 # with `students`: share of the episodes whose brief offers them too (it sees both kinds of brief)
     slips:float=0.15 # share whose first spec answers another brief: the probe's refusal is context, the fix a target
     seed:int=0
 

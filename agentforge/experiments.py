@@ -33,7 +33,7 @@ def _say(*a): typer.echo(' '.join(map(str, a)), err=True)
 
 def _demo_header(cfg, out:Path):
     "The preflight, then the two tiny models built (first time) or loaded, with what each is, before the run starts."
-    from agentforge.run import preflight
+    from agentforge.run import clone_for, preflight
     from agentforge.student import STUDENTS, load_student, student_manifest
     from agentforge.cloning import build_agent_base
     _say("agentforge demo: the whole two-loop run on CPU\n")
@@ -49,7 +49,7 @@ def _demo_header(cfg, out:Path):
              + ', '.join(f"{k} {v:.0%}" for k, v in man['dev_scores'].items()))
     _say("\n2. the tiny agent, behaviour-cloned from scripted episodes (built once, then cached)")
     t = time.time()
-    clone = json.loads((build_agent_base() / 'clone.json').read_text())
+    clone = json.loads((build_agent_base(clone_for(cfg)) / 'clone.json').read_text())
     built = '' if pre['builds']['agent_base'] else f', built in {time.time() - t:.0f} s'
     _say(f"   imitation loss {clone['first_loss']:.2f} -> {clone['last_loss']:.2f} on {clone['pairs']} turns of "
          f"{clone['episodes']} scripted episodes{built}\n\n3. the two loops")
@@ -158,7 +158,8 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
     elif agent == 'scripted-copy': pol = pick_agent(agent)
     elif agent == 'tiny':
         from agentforge.cloning import load_tiny_agent
-        pol = load_tiny_agent()
+        from agentforge.run import clone_for
+        pol = load_tiny_agent(clone_for(_run_config(students=_names(students))))  # the base a run like this uses
     else: fail(f"unknown agent {agent!r}; accepted: scripted-random, scripted-heuristic, tiny (or --agent-url)")
     offer = _run_config(students=_names(students)).students  # the run settings' own check of offered students
     from agentforge.episode import InnerJobsFailed

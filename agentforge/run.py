@@ -22,8 +22,8 @@ from .tasks import absolute, cache_dir, data_dir
 from .transfer import eval_jobs, evaluate, transfer_table, verdict, verdict_text, write_transfer
 
 # %% auto #0
-__all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'train_stage', 'transfer_stage', 'agent_name', 'preflight', 'two_loop',
-           'progress_summary']
+__all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'train_stage', 'transfer_stage', 'agent_name', 'preflight',
+           'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
@@ -37,10 +37,15 @@ def _env(cfg:RunConfig, out:Path, library=None) -> EpisodeEnv:
     return EpisodeEnv(weights=cfg.weights, slots=cfg.slots, pool_root=out / 'pool', library=library,
                       students=cfg.students)
 
-def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneRecipe(),
+def clone_for(cfg:RunConfig) -> CloneRecipe:
+    """The agent base a run starts from: one cloned on briefs that offer the run's other students when it offers any
+    (lesson 10a), else the default (no brief offers one: cloned on both kinds, the default demo transferred less)."""
+    return CloneRecipe(students=cfg.students) if cfg.students else CloneRecipe()
+
+def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe|None=None, # None: clone_for(cfg)
                 library=None) -> tuple: # library: an experience library (lesson 09b) its validated specs go to
     "Train the tiny agent with the outer loop (or resume it); return (agent, metrics rows)."
-    out = absolute(out)
+    out, clone = absolute(out), clone or clone_for(cfg)
     event(out, 'outer_start', steps=cfg.steps)
     for s in (s for s in cfg.students if s in STUDENTS): build_student(STUDENTS[s], progress)  # never inside a job
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
@@ -63,10 +68,10 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe=CloneR
     return agent, rows
 
 # %% ../nbs/13_run.ipynb #e17710af
-def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneRecipe=CloneRecipe(),
+def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneRecipe|None=None, # as in train_stage
                    library=None) -> dict: # library: as in train_stage
     "Evaluate trained, untrained and scripted agents on fresh briefs; write transfer.json; return the verdict."
-    out = absolute(out)
+    out, clone = absolute(out), clone or clone_for(cfg)
     event(out, 'transfer_start')
     train_fams, held = split_families(cfg.holdout)
     fams = held + [f for f in cfg.eval_trained if f in train_fams]
@@ -131,8 +136,9 @@ def _sandbox_check(said:bool=False) -> tuple: # said: the returned line is shown
                    'that can read your files). Install it: sudo apt-get install bubblewrap   (or: make setup-system)')
 
 # %% ../nbs/13_run.ipynb #1ce8ddee
-def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> dict:
+def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict: # clone None: clone_for(cfg)
     "Before any work: the sandbox, free disk, where state lives, what will be built and about how long it will take."
+    clone = clone or clone_for(cfg)
     sandbox_ok, sandbox = _sandbox_check(said=say is not None)  # said first: the line below is the warning
     out, say = absolute(out), say or (lambda *a: None)
     builds = {name: (ready, COSTS_S.get(name)) for name, ready in
@@ -168,7 +174,7 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe=CloneRecipe(), say=None) -> 
                 estimate_s=est, steps_left=left)
 
 # %% ../nbs/13_run.ipynb #d6f71662
-def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clone:CloneRecipe=CloneRecipe(),
+def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clone:CloneRecipe|None=None,
              library=None) -> Path: # library: an experience library (lesson 09b) every validated spec goes to
     "Run (or resume) the two-loop experiment in `out`; return the report's path. Too many dead jobs stop it, loudly."
     out = absolute(out)

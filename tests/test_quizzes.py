@@ -150,8 +150,11 @@ def test_layer_bank_numbers_match_the_code():
     _close(_bank('05d_gates')['gates-min-rows'], MIN_ROWS)
     _close(_bank('09a_served')['served-retry-count'], inspect.signature(post_json).parameters['retries'].default)
     _close(_bank('10a_cloning')['cloning-steps'], CloneRecipe().steps)
+    from agentforge.config import RunConfig
+    from agentforge.run import clone_for
     assert 'offer=0.5' in _bank('10a_cloning')['cloning-student-offer']['question'] and CloneRecipe().offer == 0.5
-    assert CloneRecipe().students == ('tiny-student-large',)
+    assert CloneRecipe().students == () == clone_for(RunConfig()).students
+    assert clone_for(RunConfig(students='tiny-student-large')).students == ('tiny-student-large',)
     rec = yaml.safe_load((Path(__file__).parents[1] / 'results/agent/recovery-after.json').read_text())   # JSON is YAML
     assert _bank('10a_cloning')['cloning-slip-target']['answers'][0]['feedback'].count(f"{round(rec['fixed_share'] * 96)} of 96") == 1
     row = dict(validation_mean=1.0, uplift_mean=0.10, post_mean=0.40, speed_mean=0.50)
