@@ -150,7 +150,9 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
     "Play one episode: the agent writes a spec with the workspace tools, the probe judges it, the student trains on it."
     from agentforge.agents import ScriptedAgent
     from agentforge.episode import run_episodes
+    from agentforge.run import build_offered, clone_for
     if not is_family(brief): fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
+    offer_cfg = _run_config(students=_names(students))  # the run settings' own check of offered students
     if agent_url:
         from agentforge.served import OpenAIAgent
         pol = OpenAIAgent(agent_url, agent_model)
@@ -158,16 +160,13 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
     elif agent == 'scripted-copy': pol = pick_agent(agent)
     elif agent == 'tiny':
         from agentforge.cloning import load_tiny_agent
-        from agentforge.run import clone_for
-        pol = load_tiny_agent(clone_for(_run_config(students=_names(students))))  # the base a run like this uses
+        pol = load_tiny_agent(clone_for(offer_cfg))  # the base a run that offers these students uses
     else: fail(f"unknown agent {agent!r}; accepted: scripted-random, scripted-heuristic, tiny (or --agent-url)")
-    offer = _run_config(students=_names(students)).students  # the run settings' own check of offered students
     from agentforge.episode import InnerJobsFailed
-    from agentforge.student import STUDENTS, build_student
-    for s in (s for s in offer if s in STUDENTS and train_spec): build_student(STUDENTS[s])  # never inside a job
+    if train_spec: build_offered(offer_cfg.students)
     out = absolute(out)
     try: rec = run_episodes(pol, [(brief, seed)], out, weights='reference' if train_spec else 'mock',
-                            library=library_root(library), reuse=reuse_root(reuse), students=offer)[0]
+                            library=library_root(library), reuse=reuse_root(reuse), students=offer_cfg.students)[0]
     except InnerJobsFailed as e: _stopped(e)
     for c in rec.tool_calls:
         res = c['result']

@@ -22,8 +22,8 @@ from .tasks import absolute, cache_dir, data_dir
 from .transfer import eval_jobs, evaluate, transfer_table, verdict, verdict_text, write_transfer
 
 # %% auto #0
-__all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'train_stage', 'transfer_stage', 'agent_name', 'preflight',
-           'two_loop', 'progress_summary']
+__all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered', 'train_stage', 'transfer_stage',
+           'agent_name', 'preflight', 'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
@@ -42,12 +42,17 @@ def clone_for(cfg:RunConfig) -> CloneRecipe:
     (lesson 10a), else the default (no brief offers one: cloned on both kinds, the default demo transferred less)."""
     return CloneRecipe(students=cfg.students) if cfg.students else CloneRecipe()
 
+def build_offered(students:tuple, progress:bool=True):
+    "Build (or find) each offered tiny student before any episode: never inside an inner job."
+    for s in students:
+        if s in STUDENTS: build_student(STUDENTS[s], progress)
+
 def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe|None=None, # None: clone_for(cfg)
                 library=None) -> tuple: # library: an experience library (lesson 09b) its validated specs go to
     "Train the tiny agent with the outer loop (or resume it); return (agent, metrics rows)."
     out, clone = absolute(out), clone or clone_for(cfg)
     event(out, 'outer_start', steps=cfg.steps)
-    for s in (s for s in cfg.students if s in STUDENTS): build_student(STUDENTS[s], progress)  # never inside a job
+    build_offered(cfg.students, progress)
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, _env(cfg, out, library), step=step)
@@ -150,7 +155,7 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict
     evals = {s for s in range(len(done), cfg.steps) if s % cfg.curve_every == 0} | {cfg.steps}
     n_evals = len(evals) if cfg.curve_seeds else 0
     # new inner jobs: one per distinct spec, at most the scripted space on every family (a resumed run measured its own)
-    n_jobs = 0 if done else min(SPACE * (1 + len(cfg.students)),  # each offered student doubles the space
+    n_jobs = 0 if done else min(SPACE * (1 + len(cfg.students)),  # each offered student: the space once more
                                 cfg.steps * cfg.outer.group_size * cfg.outer.briefs_per_step)
     est = dict(builds=_sum([s for ready, s in builds.values() if not ready]),
                outer=left * (statistics.median(r['seconds'] for r in done) if done else COSTS_S['step']),
