@@ -5,14 +5,16 @@ results read from the content-keyed cache: a curve whose changes are the agent's
 
 # %% ../nbs/12c_curve.ipynb #d4276985
 from __future__ import annotations
+import json, math, warnings
 from pathlib import Path
 from typing import Sequence
 from matplotlib.figure import Figure
-from .grading import uplift
+from .grading import get_weights, uplift
 from .transfer import save_png, bootstrap_ci, eval_jobs, paired_diff_ci
 
 # %% auto #0
-__all__ = ['CURVE_BLOCK', 'curve_jobs', 'curve_row', 'curve_text', 'curve_table', 'curve_change', 'plot_curve']
+__all__ = ['CURVE_BLOCK', 'EPISODE_FOLDERS', 'curve_jobs', 'curve_row', 'curve_text', 'curve_table', 'curve_change', 'plot_curve',
+           'first_try_total', 'best_seen', 'headroom', 'step_ceiling']
 
 # %% ../nbs/12c_curve.ipynb #f53e783b
 CURVE_BLOCK = 500  # the fixed evaluation's seeds are transfer.eval_jobs block CURVE_BLOCK + run seed: fresh seeds,
@@ -99,6 +101,7 @@ def plot_curve(
     rows:Sequence[dict], # curve rows in step order
     path, # where to write the PNG
     held:Sequence[str]=(), # held-out brief ids (drawn on their own panel)
+    best:dict|None=None, # best_seen's answer: each panel's pooled line, dashed (below); None: no line
 )->Path:
     "Two panels: each trained family and their pool (bold) with 95% bands; the held-out family with its band."
     tab = curve_table(rows, held)
@@ -116,6 +119,9 @@ def plot_curve(
         if f not in held: line(axs[0], f, lw=1, alpha=0.6)
     line(axs[0], 'trained', lw=2.5, color='k')
     for f in held: line(axs[1], f, lw=2)
+    for ax, briefs in ((axs[0], [f for f in fams if f not in held]), (axs[1], list(held))):
+        ys = [best[b]['total'] for b in briefs if b in (best or {})]
+        if ys: ax.axhline(sum(ys) / len(ys), ls='--', c='grey', lw=1, label=f'best seen {sum(ys) / len(ys):.3f}')
     axs[0].set_title('trained families (black: pooled, 95% CI)')
     axs[1].set_title('held-out family (95% CI)')
     for ax in axs:
@@ -125,3 +131,54 @@ def plot_curve(
         else: ax.text(0.5, 0.5, 'no graded episodes', ha='center', va='center', transform=ax.transAxes)
     axs[0].set_ylabel('reward, first attempt (fixed seeds)')
     return save_png(fig, path)
+
+# %% ../nbs/12c_curve.ipynb #76471e32
+EPISODE_FOLDERS = ('episodes', 'curve/episodes', 'transfer/episodes')  # where a run's stages save their records
+
+def first_try_total(
+    reward:dict|None, # an EpisodeRecord's `reward` (empty or None: not graded)
+)->float|None: # the total with the validation term at 1.0; None when not graded
+    "An episode's reward as if its spec had validated on the first attempt: the same job, graded as a first try."
+    if not reward or reward.get('total') is None: return None
+    w = get_weights(reward.get('weights', 'reference'))
+    return float(reward['total']) + w.validation * (1.0 - float(reward.get('validation', 1.0)))
+
+def best_seen(
+    run_dir, # a run folder: its episodes/, curve/episodes/ and transfer/episodes/ are read
+)->dict: # {brief: {total, episode}}: per family the best first-try reward and the episode that reached it
+    "Per family, the best first-try reward any graded episode of the run reached, in any stage, by any agent."
+    best, unreadable = {}, 0
+    for sub in EPISODE_FOLDERS:
+        for f in sorted((Path(run_dir) / sub).glob('*.json')):
+            try: d = json.loads(f.read_text())
+            except ValueError:  # cut by a kill: counted and said below, never guessed
+                unreadable += 1
+                continue
+            t = first_try_total(d.get('reward'))
+            if t is not None and t > best.get(d['brief'], {}).get('total', -math.inf):
+                best[d['brief']] = dict(total=round(t, 4), episode=d['id'])
+    if unreadable: warnings.warn(f"{run_dir}: {unreadable} episode records could not be read; best_seen left them out")
+    return best
+
+def headroom(
+    rows:Sequence[dict], # curve rows in step order; the first and last are compared
+    best:dict, # best_seen's answer
+    briefs:Sequence[str], # the families to pool
+)->dict|None: # {first, last, best, closed}; None without two rows or a line
+    "Pooled over `briefs`: the first and last evaluation, the best-seen line, and the share of the gap closed."
+    if len(rows) < 2: return None
+    def pooled(row, line:bool):  # the mean over the row's graded episodes: their totals, or their families' lines
+        xs = [best[b]['total'] if line else t for (b, _), t in _totals(row, set(briefs) & set(best)).items()]
+        return sum(xs) / len(xs) if xs else None
+    first, last, line = pooled(rows[0], False), pooled(rows[-1], False), pooled(rows[-1], True)
+    if None in (first, last, line): return None
+    return dict(first=first, last=last, best=line, closed=(last - first) / (line - first) if line > first else None)
+
+def step_ceiling(
+    best:dict, # best_seen's answer
+    briefs:Sequence[str], # the families a training step draws from
+    k:int, # briefs per step (drawn without replacement)
+)->dict|None: # {mean, briefs}: the highest expected step mean the lines allow, and which families give it
+    "The most a training step's expected mean reward can be: the mean of the `k` best families' best-seen lines."
+    top = sorted((b for b in briefs if b in best), key=lambda b: -best[b]['total'])[:k]
+    return dict(mean=sum(best[b]['total'] for b in top) / len(top), briefs=top) if top else None

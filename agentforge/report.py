@@ -13,8 +13,8 @@ from typing import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
-from .config import load_config
-from .curve import curve_change, curve_table, plot_curve
+from .config import load_config, split_families
+from .curve import best_seen, curve_change, curve_table, headroom, plot_curve, step_ceiling
 from .grading import get_weights
 from .durable import write_atomic
 from .outer import read_metrics
@@ -177,6 +177,7 @@ def _pick(rows:Sequence[dict], max_rows:int)->list[int]:
 def summarize(
     rows:Sequence[dict], # metrics rows, at least one
     reference_peak:float=REFERENCE_PEAK, # the reference's peak mean reward
+    ceiling:dict|None=None, # curve.step_ceiling's answer: the most a step's expected mean can be (None: unknown)
 )->list[str]: # Markdown bullet lines
     "State the run's headline numbers in plain words."
     if not rows: raise ValueError("no metrics rows to summarise")
@@ -190,6 +191,9 @@ def summarize(
         side = 'at or above' if rew[p] >= reference_peak else 'below'
         out.append(f"- Peak mean reward: {fmt(rew[p])} at step {st(p)}. The reference reported a ~{reference_peak:.2f} "
                    f"peak (54 outer steps, a 35B agent, real students); this run's peak is {side} that line.")
+        if ceiling: out.append(f"- A step's expected mean reward is at most the mean of its briefs' best-seen rewards "
+                               f"(the best first-try reward this run saw on each family): here at most "
+                               f"{ceiling['mean']:.3f} ({' and '.join(ceiling['briefs'])}).")
     if any('episodes' in r for r in rows):  # what ran: the reward above is over graded episodes only
         j = {k: sum((r.get('jobs') or {}).get(k, 0) for r in rows)
              for k in ('jobs', 'done', 'cached', 'dead', 'retried')}
@@ -233,24 +237,31 @@ def _transfer_section(run_dir:Path, plots:Path)->list[str]:
             '![transfer](plots/transfer.png)', '', text, '']
 
 # %% ../nbs/12a_report.ipynb #0727f5b8
-def _curve_section(run_dir:Path, plots:Path)->list[str]:
+def _curve_section(run_dir:Path, plots:Path, best:dict)->list[str]: # best: curve.best_seen's answer
     "The fixed evaluation (lesson 12c) from run_dir/curve.jsonl, as the report's main curve (empty if there is none)."
     path = run_dir / 'curve.jsonl'
     rows = read_metrics(run_dir, name='curve.jsonl') if path.exists() else []
     if not rows: return []
     held = [load_config(run_dir).holdout] if (run_dir / 'config.yaml').exists() else []
-    plot_curve(rows, plots / 'curve.png', held)
+    plot_curve(rows, plots / 'curve.png', held, best)
     tab = [t for t in curve_table(rows, held) if t['group'] in ('trained', 'held-out')]
     fams = list(dict.fromkeys(e['brief'] for r in rows for e in r['episodes']))
     out = ['## Fixed evaluation', '', f"The same first-attempt episodes at every evaluation ({len(rows)} so far, "
            f"steps {', '.join(str(r['step']) for r in rows)}): {len(rows[0]['episodes'])} per evaluation over "
            f"{len(fams)} families, each turn sampled with its fixed seed, inner results read from the cache when the "
-           "spec was trained before (lesson 12c). Means over graded episodes with 95% bootstrap intervals.", '',
+           "spec was trained before (lesson 12c). Means over graded episodes with 95% bootstrap intervals. "
+           "The dashed lines: the best first-try reward any episode of this run reached on each family, any agent, "
+           "any stage (`curve.best_seen`), pooled: how high this curve could have gone with the specs the run saw.",
+           '',
            '![fixed evaluation](plots/curve.png)', '']
     for name, briefs in (('trained families', [f for f in fams if f not in held]), ('held-out family', held)):
         ch = curve_change(rows, briefs) if briefs else None
         if ch: out.append(f"- {name.capitalize()}: last − first (step {ch['last']} − step {ch['first']}, paired over "
                           f"{ch['n']} episodes) {ch['mean']:+.3f}, 95% CI [{ch['lo']:+.3f}, {ch['hi']:+.3f}].")
+        h = headroom(rows, best, briefs) if briefs else None
+        if h: out.append(f"  Best seen (dashed) {h['best']:.3f}: from {h['first']:.3f} to {h['last']:.3f} it closed "
+                         + ('none of the gap (the first evaluation was at the line).' if h['closed'] is None
+                            else f"{h['closed']:.0%} of the gap."))
     ungraded = sum(t['ungraded'] for t in tab)
     if ungraded: out.append(f"- **{ungraded} evaluation episodes could not be graded** (their inner jobs died); they "
                             "are left out of the means, not counted as zero.")
@@ -293,7 +304,9 @@ def write_report(
         return write_atomic(run_dir / 'report.md', '\n'.join(head + ['No outer step finished.', '']))
     if not rows: raise ValueError(f"{run_dir / 'metrics.jsonl'} has no complete rows: nothing to report")
     plots = run_dir / 'plots'
-    w = get_weights(weights)
+    w, best = get_weights(weights), best_seen(run_dir)
+    cfg = load_config(run_dir) if (run_dir / 'config.yaml').exists() else None
+    ceiling = cfg and step_ceiling(best, split_families(cfg.holdout)[0], cfg.outer.briefs_per_step)
     plot_reward(rows, plots / 'reward.png', w)
     plot_attempts(rows, plots / 'attempts.png')
     plot_uplift_by_family(rows, plots / 'uplift_by_family.png')
@@ -305,7 +318,8 @@ def write_report(
     idx = _pick(rows, max_rows)
     note = ('' if len(idx) == len(rows)
             else f' ({len(idx)} of {len(rows)} steps shown, evenly spaced with the peak; all in `metrics.jsonl`)')
-    md = head + ['## Summary', '', *summarize(rows), '', *_curve_section(run_dir, plots), '## Reward', '',
+    md = head + ['## Summary', '', *summarize(rows, ceiling=ceiling), '', *_curve_section(run_dir, plots, best),
+                 '## Reward', '',
           f'Means over graded episodes. Components use the weights {w.validation:.2f} × validation + '
           f'{w.uplift:.2f} × uplift' + (f' + {w.post:.2f} × post-training score' if w.post else '') +
           f' + {w.speed:.2f} × speed on each step\'s means.', '',

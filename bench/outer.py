@@ -6,7 +6,9 @@ folder is read, not rerun. Per seed it reports, from the run's own files:
 - the policy probe's probability of a good learning rate (1e-4 or 3e-4: the one choice that moves reward on every
   family, `results/grid/`) before the first and the last step, on the trained families (mean) and the held-out one;
 - first-try validation over the first and last 5 steps;
-- the fixed evaluation's paired last − first change, trained families and held-out (lesson 12c);
+- the fixed evaluation's paired last − first change, trained families and held-out (lesson 12c), and the share of the
+  gap to the best-seen line it closed (`curve.headroom`; needs the run's episodes: folders without them have none);
+- `step_ceiling`: the most a training step's expected mean reward can be with the specs the run saw;
 - the transfer stage's held-out trained − untrained difference with its 95% interval;
 - the median seconds per outer step; the training reward at step 0 and its peak;
 - in a run that offers the larger student (`--set students=tiny-student-large`), the probe's probability of naming it,
@@ -33,10 +35,11 @@ def _good(row:dict, brief:str) -> float:
 def summarize_run(folder:Path) -> dict:
     "The bench's figures for one finished run folder."
     from agentforge.config import load_config
-    from agentforge.curve import curve_change
+    from agentforge.curve import best_seen, curve_change, headroom, step_ceiling
     from agentforge.outer import read_metrics
     folder = Path(folder)
-    held = load_config(folder).holdout
+    cfg = load_config(folder)
+    held, best = cfg.holdout, best_seen(folder)  # best: {} where the episodes were not kept
     rows, curve = read_metrics(folder), read_metrics(folder, name='curve.jsonl')
     first, last = rows[0], rows[-1]
     trained = [b for b in first['policy'] if b != held]
@@ -56,6 +59,10 @@ def summarize_run(folder:Path) -> dict:
     for name, briefs in (('curve_trained', [f for f in fams if f != held]), ('curve_held', [held])):
         ch = curve_change(curve, briefs) if curve else None
         out[name] = ch and {k: round(ch[k], 4) for k in ('mean', 'lo', 'hi')} | {'n': ch['n']}
+        h = headroom(curve, best, briefs) if curve else None  # how much of the gap to the best-seen line it closed
+        out[f'{name}_headroom'] = h and {k: None if v is None else round(v, 4) for k, v in h.items()}
+    c = step_ceiling(best, trained, cfg.outer.briefs_per_step)
+    out['step_ceiling'] = c and dict(c, mean=round(c['mean'], 4))  # the most a step's expected mean reward can be
     t = folder / 'transfer.json'
     if t.exists():
         v = json.loads(t.read_text())['verdict']
@@ -69,10 +76,11 @@ def spread(runs:list) -> dict:
     def val(r, k):
         v = r.get(k)
         if isinstance(v, list): return v[1]
-        if isinstance(v, dict): return v.get('mean')
+        if isinstance(v, dict): return v.get('mean', v.get('closed'))  # headroom: the share of the gap closed
         return v
     keys = ['probe_trained', 'probe_held', 'student_trained', 'student_held', 'reward', 'first_try', 'curve_trained',
-            'curve_held', 'transfer_diff', 'seconds_per_step']
+            'curve_held', 'curve_trained_headroom', 'curve_held_headroom', 'step_ceiling', 'transfer_diff',
+            'seconds_per_step']
     out = {}
     for k in keys:
         xs = [val(r, k) for r in runs if val(r, k) is not None]

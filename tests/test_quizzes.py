@@ -1,5 +1,6 @@
 """Every quiz bank under nbs/quizzes/ is well formed, and numeric answers agree with the library that teaches them."""
 from pathlib import Path
+import json
 import pytest, yaml
 from agentforge.grading import uplift
 
@@ -265,3 +266,18 @@ def test_config_numeric_answer_matches_the_code():
     from agentforge.config import RunConfig, default
     q = _bank('10b_config')['config-demo-steps']
     assert RunConfig().outer.steps == default('steps') == q['answer']
+
+
+def test_headroom_question_matches_the_recorded_cold_demo():
+    "curve-headroom's figures are the recorded cold demo's (results/2026-12-05-cold-demo-8e99da7), recomputed here."
+    from agentforge.config import split_families
+    from agentforge.curve import headroom
+    from agentforge.outer import read_metrics
+    run = Path(__file__).resolve().parents[1] / 'results' / '2026-12-05-cold-demo-8e99da7'
+    best = json.loads((run / 'best_seen.json').read_text())
+    h = headroom(read_metrics(run, name='curve.jsonl'), best, split_families('customer_support')[0])
+    q = _bank('12c_curve')['curve-headroom']
+    text = q['question'] + q['answers'][0]['text'] + q['answers'][0]['feedback']
+    for figure in (f"{h['first']:.3f}", f"{h['last']:.3f}", f"{h['best']:.3f}", f"{h['first'] + 0.25:.3f}",
+                   f"{h['closed']:.0%}", f"{h['best'] - h['last']:.3f}"):
+        assert figure in text, figure

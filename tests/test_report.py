@@ -203,3 +203,29 @@ def test_write_report_long_run_table_is_compact(tmp_path):
 def test_write_report_needs_rows(tmp_path):
     run = make_run(tmp_path, [], tail='{"torn')
     with pytest.warns(UserWarning), pytest.raises(ValueError, match='no complete rows'): write_report(run)
+
+
+def test_report_draws_the_best_seen_lines_and_bounds_the_peak(tmp_path):
+    "With episodes on disk, the report states each pool's best-seen line, the share of the gap closed, and the most a "
+    "step can score: the numbers follow from the synthetic records below (made up, not results)."
+    from agentforge.config import RunConfig, freeze
+    from agentforge.curve import curve_row
+    rows = synthetic_rows()
+    run = make_run(tmp_path, rows)
+    freeze(RunConfig(), run)                              # holdout customer_support, 2 briefs per step
+    lines = dict(arithmetic=0.50, string_ops=0.70, date_math=0.60, customer_support=0.80)
+    for i, (brief, total) in enumerate(lines.items()):   # one record per family at its line, one below it
+        for sub, t, v in (('episodes', total - 0.35 * 0.5, 0.5), ('transfer/episodes', total - 0.2, 1.0)):
+            (run / sub).mkdir(parents=True, exist_ok=True)
+            (run / sub / f'e{i}.json').write_text(json.dumps(dict(
+                id=f'{sub}-{i}', brief=brief, reward=dict(total=t, validation=v, weights='reference'))))
+    ep = lambda b, s, t: SimpleNamespace(brief=b, seed=s, reward=dict(total=t), validated_on=1, inner=None, job=None)
+    first = [ep(b, 0, 0.30) for b in ('arithmetic', 'string_ops', 'customer_support')]
+    last = [ep('arithmetic', 0, 0.40), ep('string_ops', 0, 0.60), ep('customer_support', 0, 0.80)]
+    (run / 'curve.jsonl').write_text(''.join(json.dumps(curve_row(s, r)) + '\n' for s, r in ((0, first), (5, last))))
+    text = write_report(run).read_text()
+    # a step draws two trained families: at most the mean of the two best trained lines (customer_support is held out)
+    assert 'here at most 0.650 (string_ops and date_math)' in text
+    assert 'Best seen (dashed) 0.600: from 0.300 to 0.500 it closed 67% of the gap.' in text   # trained: (0.5+0.7)/2
+    assert 'Best seen (dashed) 0.800: from 0.300 to 0.800 it closed 100% of the gap.' in text  # held out
+    assert (run / 'plots' / 'curve.png').read_bytes()[:8] == PNG
