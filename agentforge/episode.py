@@ -22,7 +22,7 @@ from .workspace import TOOL_SCHEMAS, Workspace
 # %% auto #0
 __all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv', 'episode_env', 'EpisodeRecord',
            'ProbeUnavailable', 'unusable_message', 'play', 'play_all', 'InnerJobsFailed', 'train_and_grade',
-           'job_stats', 'check_jobs', 'run_episodes', 'agent_tag']
+           'job_stats', 'check_jobs', 'play_episodes', 'finish_episodes', 'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
@@ -287,6 +287,34 @@ def check_jobs(records:list, where:str, max_dead_share:float=MAX_DEAD_SHARE) -> 
             "Fix the cause and run the same command again: it resumes, and dead jobs are retried.")
     return st
 
+def play_episodes(agent:Agent, jobs:list, # [(brief, seed)]
+                  run_dir, # work/ goes here
+                  env:EpisodeEnv|None=None, # the environment; or give its fields as keywords
+                  tag:str='', # the episodes' id prefix (default: the agent's name)
+                  **fields) -> list:
+    "Phase 1 of `run_episodes`: play one episode per `(brief, seed)`, turns batched; nothing trained or saved yet."
+    env, run_dir, episodes = episode_env(env, **fields), absolute(run_dir), []
+    step = env.step
+    for i, (brief, seed) in enumerate(jobs):
+        eid = f"{tag or agent_tag(agent)}-{'' if step is None else f's{step:03d}-'}{i:02d}-{brief}-{seed}"
+        shutil.rmtree(run_dir / 'work' / eid, ignore_errors=True)  # a rerun of a killed step starts the episode afresh
+        episodes.append((brief, seed, run_dir / 'work' / eid))
+    return play_all(agent, episodes, env)
+
+def finish_episodes(agent:Agent, records:list, # graded records (train_and_grade) of `agent`
+                    run_dir, # episodes/ goes here
+                    env:EpisodeEnv|None=None, # the environment; or give its fields as keywords
+                    tag:str='', # as in play_episodes: names the episodes in the error
+                    max_dead_share:float=MAX_DEAD_SHARE, # more dead inner jobs than this share stops the run
+                    **fields) -> list:
+    "After grading: save each record, add its validated specs to the library, stop (InnerJobsFailed) if many jobs died."
+    env, run_dir = episode_env(env, **fields), absolute(run_dir)
+    for r in records: r.save(run_dir / 'episodes')
+    if env.library: Library(env.library).record_episodes(records, agent, run=str(run_dir))
+    where = f"step {env.step}" if env.step is not None else f"{tag or agent_tag(agent)}'s episodes"
+    check_jobs(records, where, max_dead_share)
+    return records
+
 def run_episodes(agent:Agent, jobs:list, # [(brief, seed)]
                  run_dir, # work/, episodes/ and (by default) pool/ go here
                  env:EpisodeEnv|None=None, # the environment; or give its fields as keywords
@@ -294,18 +322,10 @@ def run_episodes(agent:Agent, jobs:list, # [(brief, seed)]
                  max_dead_share:float=MAX_DEAD_SHARE, # more dead inner jobs than this share stops the run
                  **fields) -> list:
     "Play, train and grade one episode per `(brief, seed)`; save each record; stop (InnerJobsFailed) if many jobs died."
-    env, run_dir, episodes = episode_env(env, **fields), absolute(run_dir), []
-    step = env.step
-    for i, (brief, seed) in enumerate(jobs):
-        eid = f"{tag or agent_tag(agent)}-{'' if step is None else f's{step:03d}-'}{i:02d}-{brief}-{seed}"
-        shutil.rmtree(run_dir / 'work' / eid, ignore_errors=True)  # a rerun of a killed step starts the episode afresh
-        episodes.append((brief, seed, run_dir / 'work' / eid))
-    records = play_all(agent, episodes, env)  # batched turns
-    train_and_grade(records, run_dir, env)
-    for r in records: r.save(run_dir / 'episodes')
-    if env.library: Library(env.library).record_episodes(records, agent, run=str(run_dir))
-    check_jobs(records, f"step {step}" if step is not None else f"{tag or agent_tag(agent)}'s episodes", max_dead_share)
-    return records
+    env = episode_env(env, **fields)
+    records = play_episodes(agent, jobs, run_dir, env, tag)
+    train_and_grade(records, absolute(run_dir), env)
+    return finish_episodes(agent, records, run_dir, env, tag, max_dead_share)
 
 def agent_tag(agent) -> str:
     "A file-name-safe tag for an agent's name."

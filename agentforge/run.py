@@ -11,7 +11,8 @@ from pathlib import Path
 from .agents import CHOICES, ScriptedAgent
 from .cloning import CloneRecipe, agent_base_ready, load_tiny_agent
 from .curve import curve_jobs, curve_row, curve_text
-from .episode import Budgets, EpisodeEnv, InnerJobsFailed, job_stats, run_episodes
+from .episode import (Budgets, EpisodeEnv, InnerJobsFailed, finish_episodes, job_stats, play_episodes,
+                                run_episodes, train_and_grade)
 from .families import FAMILIES
 from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
@@ -83,12 +84,13 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
     untrained = load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained')
     agents = dict(trained=trained, untrained=untrained,
                   **{f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')})
-    def run_fn(agent, jobs):  # the same pool as the outer stage: a spec both stages trained is one job
-        recs = run_episodes(agent, jobs, out / 'transfer', _env(cfg, out, library), tag=agent_name(agents, agent))
-        if progress:
-            print(f'  transfer: {agent_name(agents, agent):18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
-        return recs
-    res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed), run_fn)
+    env, where = _env(cfg, out, library), out / 'transfer'  # the outer stage's pool: a spec both trained is one job
+    def play_fn(agent, jobs): return play_episodes(agent, jobs, where, env, tag=agent_name(agents, agent))
+    res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed), play_fn)  # played, not yet trained
+    train_and_grade([r for recs in res.values() for r in recs], where, env)  # every agent's specs in one batch
+    for name, recs in res.items():
+        finish_episodes(agents[name], recs, where, env, tag=name)
+        if progress: print(f'  transfer: {name:18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
     v = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic'])
     write_transfer(out, transfer_table(res, held), v)
     event(out, 'transfer_end')

@@ -105,3 +105,23 @@ def test_report_counts_what_did_not_run(tmp_path):
     (tmp_path / 'metrics.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
     md = write_report(tmp_path).read_text()
     assert '| 0 | 3/4 | 2 (1 DIED) |' in md and '**Not everything ran: 1 inner jobs died and 1 episodes could not be graded.**' in md
+
+
+@pytest.mark.slow
+def test_transfer_trains_every_agents_specs_in_one_batch(tmp_path, private_cache, monkeypatch):
+    """The transfer stage plays its four agents first, then queues all their specs at once: no agent's jobs start
+    before every agent's jobs are queued (one agent's slow last job no longer idles a slot). Real probe, pool and
+    inner jobs; the two tiny agents are scripted stand-ins here (building the cloned agent base is lesson 10a's)."""
+    import agentforge.run as run
+    monkeypatch.setattr(run, 'load_tiny_agent', lambda *a, **kw: ScriptedAgent('random'))  # the 'untrained' agent
+    cfg = run.RunConfig.of(holdout='string_ops', eval_per_family=2, eval_trained=())
+    out = tmp_path / 'r'
+    out.mkdir()
+    v = run.transfer_stage(cfg, out, ScriptedAgent('heuristic'), progress=False)
+    jobs = Pool(out / 'pool').jobs()
+    assert len(jobs) >= 2 and all(j.state == 'done' for j in jobs)
+    assert max(j.created for j in jobs) <= min(j.started for j in jobs)   # one batch: all queued, then run
+    recs = [json.loads(p.read_text()) for p in sorted((out / 'transfer' / 'episodes').glob('*.json'))]
+    assert sorted({r['id'].split('-0')[0] for r in recs}) == ['scripted-heuristic', 'scripted-random', 'trained',
+                                                              'untrained'] and len(recs) == 8
+    assert all(r['reward'] for r in recs if r['validated_on']) and v['held'] == ['string_ops']
