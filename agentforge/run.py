@@ -104,13 +104,12 @@ def _jobs_text(st:dict, recs:list) -> str:
     return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
 
 # %% ../nbs/13_run.ipynb #b8f113e3
-# Seconds on a 2-core CPU. The builds: 171 s (student) and 103 s (agent base: 600 imitation steps, `numbers`,
-# `recoveries`), as a cold `make demo` from a fresh clone printed them (`../shared/tools/fresh-run`, be50248,
-# 2026-12-04).
-# The rest measured 2026-12-03 (not refitted since): an outer step whose specs were trained before: 2.3 s (median
-# of that run's 54). An evaluation episode on cached specs: under 0.1 s (48 in 3.3-3.9 s). A new inner job: 14.4 s of a
-# slot (bench/grid.py: 129 jobs in 928 s on 2 slots). Each spec of the scripted space trains once.
-COSTS_S = dict(student=171, agent_base=103, step=2.3, eval_episode=0.1, inner_job=14.4, **{'tiny-student-large': 114})
+# Seconds on a 2-core CPU, from a cold `agentforge demo` at 8e99da7 (2026-12-05, empty caches; its log and pool in
+# results/2026-12-05-cold-demo-8e99da7): the builds 166 s (student) and 108 s (agent base); an outer step: 1.5 s (the
+# median of its 54, most of whose specs were trained before); a new inner job: 9.5 s of a slot (its 125 jobs kept the
+# slots busy 1,183 s). An evaluation episode on cached specs: under 0.1 s (48 in 3.3-3.9 s, 2026-12-03). Each spec of
+# the scripted space trains once. The larger student: 114 s to build after the small one (2026-12-04).
+COSTS_S = dict(student=166, agent_base=108, step=1.5, eval_episode=0.1, inner_job=9.5, **{'tiny-student-large': 114})
 SPACE = len(FAMILIES) * math.prod(len(v) for v in CHOICES.values())  # distinct specs of the scripted space: 144
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
