@@ -39,13 +39,15 @@ class CloneRecipe:
     students:tuple=() # other students a share of the briefs offers (lesson 10); (): none (run.clone_for sets them)
     offer:float=0.5 # with `students`: share of the episodes whose brief offers them too (it sees both kinds of brief)
     slips:float=0.15 # share whose first spec answers another brief: the probe's refusal is context, the fix a target
+    give_ups:bool=True # clone the scripted agent's give-up turns ('I cannot write this task.'); False: never a target
     seed:int=0
 
     def key(self) -> str:
         """The cache key: this recipe, the system prompt, the scripted agent
         (choices, a sample spec, its version), the library version, the training code (student.TRAINING_CODE)."""
         sample = write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()})
-        blob = json.dumps([asdict(self), SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__, TRAINING_CODE])
+        fields = {k: v for k, v in asdict(self).items() if not (k == 'give_ups' and v)}  # default: the key it had
+        blob = json.dumps([fields, SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__, TRAINING_CODE])
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 # %% ../nbs/10a_cloning.ipynb #ce54b09a
@@ -80,7 +82,8 @@ def refused_as_other_brief(messages:list, i:int) -> bool:
     answers = after[:next((k for k, m in enumerate(after) if m['role'] != 'tool'), len(after))]
     return any('"BRIEF_MISMATCH"' in m['content'] for m in answers)
 
-def clone_pairs(records:list, tok, max_len:int=1800, recoveries:float=0.0, seed:int=0) -> list:
+def clone_pairs(records:list, tok, max_len:int=1800, recoveries:float=0.0, seed:int=0,
+                give_ups:bool=True) -> list: # give_ups False: a turn without a tool call (giving up) is never a target
     """Every assistant turn of `records` (but a slip: `refused_as_other_brief`) as a (prompt_ids, completion_ids) pair
     in the agent's chat template; for a `recoveries` share of the records, one more: the first call written after a
     broken copy of it and the answer."""
@@ -90,7 +93,8 @@ def clone_pairs(records:list, tok, max_len:int=1800, recoveries:float=0.0, seed:
         if len(pair[0]) + len(pair[1]) <= max_len: pairs.append(pair)
     for rec in records:
         targets = [i for i, m in enumerate(rec.messages)
-                   if m['role'] == 'assistant' and not refused_as_other_brief(rec.messages, i)]
+                   if m['role'] == 'assistant' and not refused_as_other_brief(rec.messages, i)
+                   and (give_ups or m.get('tool_calls'))]
         for i in targets: add(rec.messages, i)
         first = next((i for i in targets if rec.messages[i].get('tool_calls')), None)
         if first is None or rng.random() >= recoveries: continue
@@ -148,7 +152,7 @@ def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=
     with tempfile.TemporaryDirectory(prefix='af-clone-') as work:
         recs = scripted_episodes(recipe, work, progress)
     tok = agent_tokenizer(recs, recipe.vocab_size, recipe.numbers)
-    pairs = clone_pairs(recs, tok, recipe.max_len, recipe.recoveries, recipe.seed)
+    pairs = clone_pairs(recs, tok, recipe.max_len, recipe.recoveries, recipe.seed, recipe.give_ups)
     model, losses = imitate(pairs, recipe, tok, progress)
     home.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix='.tmp-', dir=home))

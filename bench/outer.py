@@ -111,7 +111,10 @@ if __name__ == '__main__':
         clone = CloneRecipe(numbers=not a.free_merges)
         if a.clone_steps: clone = dataclasses.replace(clone, steps=a.clone_steps)
         import yaml
-        clone = dataclasses.replace(clone, **{k: float(v) for k, v in (x.split('=', 1) for x in a.clone_set)})
+        def field_value(name, v):  # the field's own type: 'false' for a bool, '0' for a float stays 0.0 (the recorded keys)
+            old = getattr(clone, name)
+            return v.lower() in ('1', 'true', 'yes') if isinstance(old, bool) else type(old)(v)
+        clone = dataclasses.replace(clone, **{k: field_value(k, v) for k, v in (x.split('=', 1) for x in a.clone_set)})
         out, runs = Path(a.out), []
         def value(v):  # '4' -> 4, '3e-3' -> 0.003 (YAML 1.1 reads '3e-3' as text), 'token' -> 'token'
             for cast in (int, float):
