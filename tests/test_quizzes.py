@@ -281,3 +281,17 @@ def test_headroom_question_matches_the_recorded_cold_demo():
     for figure in (f"{h['first']:.3f}", f"{h['last']:.3f}", f"{h['best']:.3f}", f"{h['first'] + 0.25:.3f}",
                    f"{h['closed']:.0%}", f"{h['best'] - h['last']:.3f}"):
         assert figure in text, figure
+
+
+def test_give_ups_question_matches_the_recorded_runs():
+    "cloning-give-ups quotes the two recorded three-seed runs (results/outer/give-ups-3seeds, clone-offer-3seeds/no-offer)."
+    outer = Path(__file__).resolve().parents[1] / 'results' / 'outer'
+    q = _bank('10a_cloning')['cloning-give-ups']
+    text = q['question']
+    for folder in (outer / 'give-ups-3seeds', outer / 'clone-offer-3seeds' / 'no-offer'):
+        runs = json.loads((folder / 'summary.json').read_text())['runs']
+        diffs = ', '.join(f"{r['transfer_diff']['mean']:+.3f}" for r in runs)
+        assert diffs.rsplit(', ', 1)[0] in text and diffs.rsplit(', ', 1)[1] in text, diffs
+        held = [next(r['mean'] for r in json.loads((folder / f'seed-{s}' / 'transfer.json').read_text())['table']
+                     if r['agent'] == 'trained' and r['split'] == 'held-out') for s in range(3)]
+        assert f"{sum(held) / 3:.3f}" in text, sum(held) / 3
