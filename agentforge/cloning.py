@@ -5,7 +5,7 @@ imitate the scripted random agent — a wide, imperfect variety of specs — the
 
 # %% ../nbs/10a_cloning.ipynb #0c7fdd23
 from __future__ import annotations
-import hashlib, json, math, random, shutil, tempfile, time
+import fcntl, hashlib, json, math, random, shutil, tempfile, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
@@ -141,20 +141,31 @@ def agent_base_ready(recipe:CloneRecipe=CloneRecipe(), root=None) -> bool:
 
 def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=None) -> Path:
     "Build (or find) the behaviour-cloned tiny agent base; return its verified folder."
-    from agentforge.durable import CheckpointCorrupt, commit_checkpoint, verify_checkpoint
+    from agentforge.durable import CheckpointCorrupt, verify_checkpoint
     home = agent_base_dir(recipe, root)
     done = home / 'step-0'
     try:
         verify_checkpoint(done)
         return done
-    except CheckpointCorrupt: shutil.rmtree(done, ignore_errors=True)
+    except CheckpointCorrupt: pass
+    home.mkdir(parents=True, exist_ok=True)
+    with open(home.parent / f'{home.name}.lock', 'w') as lock:  # two processes (notebooks, runs) build it once
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            verify_checkpoint(done)
+            return done  # built by the process that held the lock before us
+        except CheckpointCorrupt: shutil.rmtree(done, ignore_errors=True)
+        return _build_agent_base(recipe, home, progress)
+
+def _build_agent_base(recipe:CloneRecipe, home:Path, progress:bool) -> Path:
+    "Clone and commit the base into `home` (the caller holds its lock)."
+    from agentforge.durable import commit_checkpoint
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='af-clone-') as work:
         recs = scripted_episodes(recipe, work, progress)
     tok = agent_tokenizer(recs, recipe.vocab_size, recipe.numbers)
     pairs = clone_pairs(recs, tok, recipe.max_len, recipe.recoveries, recipe.seed, recipe.give_ups)
     model, losses = imitate(pairs, recipe, tok, progress)
-    home.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix='.tmp-', dir=home))
     model.save_pretrained(tmp)
     tok.save_pretrained(tmp)
