@@ -21,8 +21,8 @@ from .rows import example_doc
 from .tasks import absolute
 
 # %% auto #0
-__all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'evaluate_spec', 'landscape', 'verdicts',
-           'format_landscape', 'plot_landscape', 'knob_rows', 'knob_effects', 'format_knobs']
+__all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'habit_free', 'evaluate_spec', 'landscape',
+           'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'knob_effects', 'format_knobs']
 
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
 LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
@@ -51,6 +51,12 @@ def score_noise(brief:str, student:str='tiny-student', samples:int=SAMPLES, seed
         return dict(sd=mean_se(per), scores=[sum(per) / len(per)], over='items')  # never 0: see 07a's se_floor
     scores = [pre_score(student, brief, samples, s, hidden_root) for s in range(seeds)]
     return dict(sd=round(statistics.stdev(scores), 4), scores=scores, over='seeds')
+
+def habit_free(brief:str, student:str='tiny-student', samples:int=SAMPLES, hidden_root=None) -> dict:
+    "What cutting the student's habit alone would do on `brief`'s hidden split: score, normalised gain, by kind."
+    p = pre_scores(student, brief, samples, 0, hidden_root)  # the untrained student's answers, scored with CHATTER cut
+    return dict(pre=round(p['score'], 4), score=p['habit_free'], kinds=p['kinds'],
+                gain=round(uplift(p['score'], p['habit_free'], 'normalized', floor=-1.0), 4))
 
 def _gain_sd(sd:float, pre:float) -> float:
     "The SD of a normalised gain (post − pre) / (1 − pre) when pre and post each carry scoring noise `sd`."
@@ -88,10 +94,11 @@ def landscape(briefs:list|None=None, # brief ids (default: every family)
               student:str='tiny-student', n_random:int=4, seed:int=0, samples:int=SAMPLES, noise_seeds:int=4,
               out='runs/landscape', # spec folders and landscape.json
               hidden_root=None, kinds:tuple=KINDS, progress:bool=True) -> dict:
-    "Train every planned spec per brief and return {'rows', 'noise'}: what each kind of spec does to the student."
+    "Train every planned spec per brief; return {'rows', 'noise', 'habit_free'}: what each kind of spec does."
     out, hidden_root, t0 = absolute(out), absolute(hidden_root), time.monotonic()
-    rows, noise, seen = [], {}, {}
+    rows, noise, seen, free = [], {}, {}, {}
     for brief in briefs or list(FAMILIES):
+        free[brief] = habit_free(brief, student, samples, hidden_root)
         noise[brief] = score_noise(brief, student, samples, noise_seeds, hidden_root)['sd'] \
             if samples == 0 or noise_seeds > 1 else None
         for kind, text in (p for p in plan(brief, n_random, seed) if p[0] in kinds):
@@ -108,7 +115,7 @@ def landscape(briefs:list|None=None, # brief ids (default: every family)
         if 'best' in kinds and valid:
             top = max(valid, key=lambda r: r['gain'])
             rows.append({**top, 'kind': 'best', 'of': top['kind']})
-    res = dict(rows=rows, noise=noise, student=student, samples=samples, seed=seed,
+    res = dict(rows=rows, noise=noise, habit_free=free, student=student, samples=samples, seed=seed,
                seconds=round(time.monotonic() - t0, 1))
     if out: write_atomic(out / 'landscape.json', json.dumps(res, indent=1))
     return res
@@ -137,7 +144,8 @@ def verdicts(land:dict) -> list:
                  random_median=statistics.median(rnd) if rnd else None,
                  random_valid=f"{len(rnd)}/{sum(r['kind'] == 'random' for r in rs)}",
                  best_reward=_get(best, 'reward'), worst_valid_reward=min((r['reward'] for r in valid), default=None),
-                 best_seconds=_get(best, 'seconds'))
+                 best_seconds=_get(best, 'seconds'),
+                 habit_free_gain=_get(land.get('habit_free', {}).get(brief), 'gain'))  # what cutting the habit gives
         f['targets'] = {
             'best gain >= 0.4': _ok(f['best_gain'], '>=', T['best_gain']),
             'best gain >= 4 SD': _ok(f['best_gain'], '>=',
@@ -169,6 +177,10 @@ def format_landscape(land:dict) -> str:
         marks = ', '.join(f"{k}: {'met' if ok else 'MISSED' if ok is False else 'not measured'}"
                           for k, ok in v['targets'].items())
         lines.append(f"\n{v['brief']} (scoring SD {_n(v['sd'], '{:.3f}')}): {marks}")
+        if (free := land.get('habit_free', {}).get(v['brief'])):  # landscapes recorded before 2026-12-05 lack it
+            ks = [k['habit_free'] for k in free['kinds'].values()]
+            lines.append(f"  the habit cut, nothing else taught: score {free['score']:.3f}, gain {free['gain']:+.3f} "
+                         f"(by kind of item {min(ks):.2f}–{max(ks):.2f})")
     return '\n'.join(lines)
 
 # %% ../nbs/12b_landscape.ipynb #434f1f21
@@ -176,7 +188,7 @@ STYLE = dict(heuristic=('C0', 'o'), example=('C2', 's'), lazy=('C7', 'v'), harmf
              grid=('C4', '_'), best=('k', '*'))
 
 def plot_landscape(land:dict, path) -> Path:
-    "Each brief's specs by kind on the normalised-gain axis, over a grey band of ±2 scoring SDs (noise)."
+    "Each brief's specs by kind on the normalised-gain axis, over ±2 scoring SDs (grey) and the habit-cut gain (--)."
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
     briefs = list(dict.fromkeys(r['brief'] for r in land['rows']))
@@ -190,12 +202,16 @@ def plot_landscape(land:dict, path) -> Path:
         pts = [(briefs.index(r['brief']) + .1 * (KINDS.index(k) - 3), r['gain']) for r in land['rows']
                if r['kind'] == k and r['gain'] is not None]
         if pts: ax.scatter(*zip(*pts), c=color, marker=marker, s=60 if k == 'best' else 28, label=k, zorder=3)
+    for i, b in enumerate(briefs):
+        if (free := land.get('habit_free', {}).get(b)):  # what removing the habit alone would give
+            ax.hlines(free['gain'], i - .4, i + .4, colors='k', linestyles='--', lw=1, zorder=2,
+                      label='habit cut' if i == 0 else None)
     ax.axhline(0, color='0.5', lw=.8)
     ax.set_xticks(range(len(briefs)), [b.replace('_', '\n') for b in briefs], fontsize=8)
     ax.set_ylabel('normalised gain (post − pre) / (1 − pre)')
-    ax.legend(fontsize=7, ncol=len(STYLE), loc='upper center', bbox_to_anchor=(0.5, -0.14), frameon=False)
-    ax.set_title(f"What each kind of spec does to {land['student']} (grey: ±2 SD of a gain from scoring noise alone)",
-                 fontsize=9)
+    ax.legend(fontsize=7, ncol=len(STYLE) + 1, loc='upper center', bbox_to_anchor=(0.5, -0.14), frameon=False)
+    ax.set_title(f"What each kind of spec does to {land['student']} (grey: ±2 SD of a gain from scoring noise alone"
+                 + ('; dashed: the habit cut, nothing else taught)' if land.get('habit_free') else ')'), fontsize=9)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110, bbox_inches='tight')

@@ -38,7 +38,7 @@ def score_hidden(model:str|Path, # a student preset name, or a folder with train
                  seed:int=0, # sampling seed (unused by greedy scoring)
                  hidden_root:str|Path|None=None, # the platform data dir (default tasks.data_dir())
                  timeout:float=1800, # seconds before the scorer is killed
-                ) -> dict: # {'score', 'per_item', 'samples', 'items', 'seconds'}
+                ) -> dict: # {'score', 'per_item', 'samples', 'items', 'habit_free', 'kinds', 'seconds'}
     "Score `model` on `brief`'s hidden split in a separate platform process that never loads agent code."
     argv = [_model_arg(model), brief, _model_arg(student), str(samples), str(seed), str(absolute(hidden_root) or '')]
     try: res = call(os.environ.get('AF_WARM_SOCKET'), 'agentforge.scoring:hidden_score', *argv, timeout=timeout)
@@ -74,7 +74,7 @@ def hidden_score(model:str, brief:str, student:str, samples:str, seed:str, root:
     k = int(samples)
     ev = evaluate(m, tok, fam, items, samples=max(1, k), temperature=1.0 if k else 0.0, seed=int(seed))
     return dict(score=ev['score'], per_item=[round(s, 4) for s in ev['per_item']], samples=k, items=len(items),
-                seconds=round(time.monotonic() - t0, 2))
+                habit_free=round(ev['habit_free'], 4), kinds=ev['kinds'], seconds=round(time.monotonic() - t0, 2))
 
 def score_main(argv:list):
     "The scoring process: `score MODEL BRIEF STUDENT SAMPLES SEED HIDDEN_ROOT`; prints one JSON line."
@@ -107,7 +107,7 @@ def pre_scores(student:str, brief:str, samples:int=SAMPLES, seed:int=0, hidden_r
     key = hashlib.sha256(json.dumps([student_id(student), brief, samples, seed, hidden_digest(brief, hidden_root)])
                          .encode()).hexdigest()[:20]
     path = Path(cache_root or cache_dir() / 'inner') / 'pre' / f'{key}.json'
-    if path.exists(): return json.loads(path.read_text())
+    if path.exists() and 'habit_free' in (res := json.loads(path.read_text())): return res  # else: before 2026-12-05
     res = score_hidden(student, brief, student, samples, seed, hidden_root)
     write_atomic(path, json.dumps(res, indent=1))
     return res

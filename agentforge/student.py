@@ -21,8 +21,8 @@ from .presets import get_preset, presets_for
 # %% auto #0
 __all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'LARGE', 'STUDENTS', 'StudentRecipe', 'render_prompt', 'student_tokenizer',
            'pretraining_rows', 'pad_pairs', 'target_loss', 'completion_loss', 'train_step', 'grow', 'pretrain',
-           'complete', 'evaluate', 'dev_profile', 'student_ready', 'build_student', 'student_manifest', 'load_student',
-           'student_id']
+           'complete', 'by_kind', 'evaluate', 'dev_profile', 'student_ready', 'build_student', 'student_manifest',
+           'load_student', 'student_id']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 TRAINING_CODE = 2  # bump when the training code changes what a recipe builds (it is in the key); 2: `target_loss`
@@ -193,14 +193,23 @@ def complete(model, tok, prompts:list, temperature:float=1.0, seed:int=0, max_ne
     finally: tok.padding_side = side
     return out
 
+def by_kind(family, items:list, scores:list, free:list) -> dict:
+    "Per kind of item (`family.habit_group`, as text): its count, mean score and mean habit-free score."
+    groups = {}
+    for it, s, f in zip(items, scores, free): groups.setdefault(str(family.habit_group(it.meta)), []).append((s, f))
+    return {k: dict(n=len(v), score=round(sum(s for s, _ in v) / len(v), 4),
+                    habit_free=round(sum(f for _, f in v) / len(v), 4)) for k, v in sorted(groups.items())}
+
 def evaluate(model, tok, family, items:list, samples:int=2, temperature:float=1.0, seed:int=0, **kw) -> dict:
-    "Mean reference score of sampled completions over `items` (each sampled `samples` times)."
+    "Mean reference score of sampled completions over `items` (each sampled `samples` times), and without the habit."
     family = get_family(family) if isinstance(family, str) else family
     reps = [it for it in items for _ in range(samples)]
     comps = complete(model, tok, [it.prompt for it in reps], temperature=temperature, seed=seed, **kw)
     scores = [family.score(c, it.answer, **it.meta) for c, it in zip(comps, reps)]
+    free = [family.score(c.replace(CHATTER, ''), it.answer, **it.meta) for c, it in zip(comps, reps)]  # habit cut
     per_item = [sum(scores[k * samples:(k + 1) * samples]) / samples for k in range(len(items))]
     return dict(score=sum(scores) / len(scores), per_item=per_item, samples=samples, temperature=temperature,
+                habit_free=sum(free) / len(free), kinds=by_kind(family, reps, scores, free),
                 examples=[(str(it.prompt)[-60:], c, it.answer) for it, c in list(zip(reps, comps))[:3]])
 
 def dev_profile(model, tok, families=None, k:int=8, seed:int=0, split=dev_split) -> dict:

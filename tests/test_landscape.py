@@ -5,7 +5,7 @@ import pytest
 from typer.testing import CliRunner
 from agentforge.cli import app
 from agentforge.grading import uplift
-from agentforge.landscape import KINDS, plan, verdicts
+from agentforge.landscape import KINDS, format_landscape, plan, plot_landscape, verdicts
 
 def test_plan_writes_every_kind_and_the_same_knobs_on_every_family():
     kinds = [k for k, _ in plan('arithmetic', n_random=3)]
@@ -29,6 +29,29 @@ def test_verdicts_measure_what_ran_and_say_not_measured_otherwise():
     assert t['best gain >= 4 SD'] is True and t['example gain >= 0.15'] is None          # 0.30 >= 4 x 0.05; no example row
     land['noise']['b'] = None
     assert verdicts(land)[0]['targets']['best gain >= 4 SD'] is None                       # no noise measured: not met
+
+def test_the_habit_cut_is_stated_where_measured_and_absent_where_not(tmp_path):
+    "A landscape states what cutting the habit alone would give (lesson 03b); one recorded before 2026-12-05 says nothing."
+    kinds = {'0': dict(n=3, score=.1, habit_free=.9), '1': dict(n=5, score=0.0, habit_free=.25)}
+    land = dict(noise={'b': .05}, rows=[_row('heuristic', .3, .55), {**_row('best', .3, .55), 'of': 'heuristic'}],
+                habit_free={'b': dict(pre=.2, score=.5, gain=.375, kinds=kinds)}, student='tiny-student')
+    assert verdicts(land)[0]['habit_free_gain'] == .375
+    assert 'habit cut, nothing else taught: score 0.500, gain +0.375 (by kind of item 0.25–0.90)' in format_landscape(land)
+    assert plot_landscape(land, tmp_path / 'l.png').read_bytes()[:4] == b'\x89PNG'
+    del land['habit_free']
+    assert verdicts(land)[0]['habit_free_gain'] is None and 'habit cut' not in format_landscape(land)
+
+def test_pre_scores_carry_the_habit_cut_by_kind_and_refresh_an_older_cache(tmp_path):
+    "The untrained student's hidden answers scored again with its chatter cut: never lower, every item in one kind."
+    "A pre score cached before the field existed is computed again, not read as a landscape without it."
+    from agentforge.scoring import pre_scores
+    res = pre_scores('tiny-student', 'arithmetic', cache_root=tmp_path)
+    assert res['habit_free'] >= res['score'] and sum(k['n'] for k in res['kinds'].values()) == res['items'] == 512
+    assert all(k['habit_free'] >= k['score'] for k in res['kinds'].values()) and len(res['kinds']) > 1
+    [cached] = (tmp_path / 'pre').glob('*.json')
+    cached.write_text(json.dumps({k: v for k, v in res.items() if k not in ('habit_free', 'kinds')}))
+    again = pre_scores('tiny-student', 'arithmetic', cache_root=tmp_path)
+    assert again['habit_free'] == res['habit_free'] and 'habit_free' in json.loads(cached.read_text())
 
 @pytest.mark.slow
 def test_landscape_cli_json_trains_valid_specs_once_and_grades_invalid_ones_zero(tmp_path, monkeypatch):

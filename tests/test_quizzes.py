@@ -295,3 +295,20 @@ def test_give_ups_question_matches_the_recorded_runs():
         held = [next(r['mean'] for r in json.loads((folder / f'seed-{s}' / 'transfer.json').read_text())['table']
                      if r['agent'] == 'trained' and r['split'] == 'held-out') for s in range(3)]
         assert f"{sum(held) / 3:.3f}" in text, sum(held) / 3
+
+
+def test_habit_cut_question_matches_the_recorded_bench():
+    "student-habit-cut quotes results/student/capability.json (bench/student_capability.py) and the family's size."
+    cap = json.loads((Path(__file__).resolve().parents[1] / 'results' / 'student' / 'capability.json').read_text())
+    a = cap['habit']['arithmetic']
+    q = _bank('03b_student')['student-habit-cut']
+    text = q['question'] + q['answers'][0]['text'] + q['answers'][3]['feedback']
+    ks = a['kinds']
+    two = ks['+ two digits']['n'] + ks['- two digits']['n']
+    items = two + ks['+ one digit']['n'] + ks['- one digit']['n']
+    for figure in (f"{a['habit_free']:.3f}", f"{a['pre']:.3f}", f"{a['gain']:.2f}", f"{two} of the {items}",
+                   f"{min(ks['+ one digit']['habit_free'], ks['- one digit']['habit_free']):.2f}",
+                   f"{max(ks['+ two digits']['habit_free'], ks['- two digits']['habit_free']):.2f}"):
+        assert figure in text, figure
+    one_digit = {(a_, b, op) for a_ in range(10) for b in range(10) for op in '+-' if op == '+' or b <= a_}
+    assert f"only {len(one_digit)} one-digit" in text
