@@ -11,9 +11,12 @@ Run: .venv/bin/python bench/inner.py [--families string_ops arithmetic ...] [--r
 3. With `--checkpointing BRIEF` instead: `inner.train_spec` on the scripted heuristic spec for BRIEF (agents.HEURISTIC,
    lesson 12b), with TRL's gradient checkpointing on (TRL's default) and off (`inner.grpo_args`), alternating in one
    process: training seconds, the ratio of medians, and whether the last step's loss and reward agree.
+4. With `--best results/landscape-habit/landscape.json`: each brief's `best` spec of that recorded landscape trained
+   again with the cache off, one job at a time (run it under OMP_NUM_THREADS=1 for issue 11's "one core"): the
+   training seconds and the whole job's (both hidden scorings in fresh processes included).
 Prints figures; asserts nothing (these machines are shared and noisy: targets live here, not in unit tests).
 """
-import argparse, json, statistics, tempfile, time
+import argparse, json, os, statistics, tempfile, time
 from pathlib import Path
 import yaml
 from agentforge.families import FAMILIES
@@ -85,8 +88,26 @@ def checkpointing(brief:str, repeats:int, out:str|None):
           f"-> ratio of medians (off / on) {res['ratio']}; last step's loss and reward identical: {same}")
     if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
 
+def best_jobs(land_json:str, out:str|None):
+    "Each brief's best spec of a recorded landscape, trained again (cache off) in this process: train and job seconds."
+    land = json.loads(Path(land_json).read_text())
+    root, rows = Path(tempfile.mkdtemp(prefix='bench-best-')), []
+    threads = os.environ.get('OMP_NUM_THREADS', 'unset')
+    for b in dict.fromkeys(r['brief'] for r in land['rows']):
+        best = next(r for r in land['rows'] if r['brief'] == b and r['kind'] == 'best')
+        spec = Path(land_json).parent / 'specs' / b / Path(best['spec']).name  # the recorded folder, beside the JSON
+        r = run_inner(spec, seed=0, cache=False, cache_root=root / 'results')
+        rows.append(dict(brief=b, of=best['of'], train_seconds=r.train_seconds, job_seconds=r.seconds,
+                         gain=round((r.post - r.pre) / max(1e-9, 1 - r.pre), 4), recorded_gain=best['gain']))
+        print(json.dumps(rows[-1]), flush=True)
+    res = dict(landscape=land_json, omp_num_threads=threads, rows=rows)
+    print(f"best spec per brief, OMP_NUM_THREADS={threads}: train {[x['train_seconds'] for x in rows]} s, "
+          f"whole job {[x['job_seconds'] for x in rows]} s")
+    if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
+
 def main(a):
     if a.checkpointing: return checkpointing(a.checkpointing, a.repeats, a.out)
+    if a.best: return best_jobs(a.best, a.out)
     overrides = {k: yaml.safe_load(v) for k, v in (s.split('=', 1) for s in a.set)}
     root = Path(tempfile.mkdtemp(prefix='bench-inner-')); hidden = root / 'platform'
     t = time.monotonic(); load_student_model('tiny-student'); print(f"student load: {time.monotonic() - t:.2f} s")
@@ -102,5 +123,6 @@ if __name__ == '__main__':
     ap.add_argument('--set', nargs='*', default=[], metavar='KEY=VALUE', help="override grpo fields, e.g. max_steps=100")
     ap.add_argument('--seed', type=int, default=0, help='training and scoring seed')
     ap.add_argument('--checkpointing', metavar='BRIEF', help='time gradient checkpointing on against off instead')
-    ap.add_argument('--out', help='with --checkpointing: write the figures here (JSON)')
+    ap.add_argument('--best', metavar='LANDSCAPE_JSON', help="train each brief's best spec of a recorded landscape instead")
+    ap.add_argument('--out', help='with --checkpointing or --best: write the figures here (JSON)')
     main(ap.parse_args())
