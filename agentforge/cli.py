@@ -75,13 +75,13 @@ def student(preset:str=typer.Option('tiny-student', help='a student preset or a 
             samples:int=typer.Option(4, help='samples per dev item (4 matches the build manifest)'),
             as_json:bool=typer.Option(False, '--json', help='print JSON')):
     "Build (first time: a few minutes) or load the tiny student and print its dev score per family."
-    from agentforge.student import STUDENTS, evaluate, load_student, student_manifest
+    from agentforge.student import RECIPES, evaluate, load_student, student_manifest
     try: model, tok = load_student(preset)
     except (ValueError, RuntimeError) as e: fail(f"error: {e}")
     scores = {n: round(evaluate(model, tok, f, dev_split(f), samples=samples)['score'], 4) for n, f in FAMILIES.items()}
     info = dict(preset=preset, dev_scores=scores)
-    if preset in STUDENTS:
-        man = student_manifest(STUDENTS[preset])
+    if preset in RECIPES:
+        man = student_manifest(RECIPES[preset])
         info.update(params=man['params'], build_seconds=man['build_seconds'], key=man['key'])
     if as_json: return typer.echo(json.dumps(info, indent=1))
     for n, s in scores.items(): typer.echo(f"  {n:18s} {s:6.1%}  {'#' * round(s * 40)}")

@@ -5,7 +5,7 @@ imitate the scripted random agent — a wide, imperfect variety of specs — the
 
 # %% ../nbs/10a_cloning.ipynb #0c7fdd23
 from __future__ import annotations
-import fcntl, hashlib, json, math, random, shutil, tempfile, time
+import hashlib, json, math, random, shutil, tempfile, time
 from dataclasses import dataclass, asdict
 from pathlib import Path
 import torch
@@ -140,22 +140,15 @@ def agent_base_ready(recipe:CloneRecipe=CloneRecipe(), root=None) -> bool:
     except CheckpointCorrupt: return False
 
 def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=None) -> Path:
-    "Build (or find) the behaviour-cloned tiny agent base; return its verified folder."
-    from agentforge.durable import CheckpointCorrupt, verify_checkpoint
+    "Build (or find) the behaviour-cloned tiny agent base; return its verified folder (built once: lesson 01a)."
+    from agentforge.durable import build_once
     home = agent_base_dir(recipe, root)
     done = home / 'step-0'
-    try:
-        verify_checkpoint(done)
-        return done
-    except CheckpointCorrupt: pass
-    home.mkdir(parents=True, exist_ok=True)
-    with open(home.parent / f'{home.name}.lock', 'w') as lock:  # two processes (notebooks, runs) build it once
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            verify_checkpoint(done)
-            return done  # built by the process that held the lock before us
-        except CheckpointCorrupt: shutil.rmtree(done, ignore_errors=True)
+    def build():
+        shutil.rmtree(done, ignore_errors=True)  # a broken one, found under the lock
+        home.mkdir(parents=True, exist_ok=True)
         return _build_agent_base(recipe, home, progress)
+    return build_once(home.parent / f'{home.name}.lock', lambda: agent_base_ready(recipe, root) and done, build)
 
 def _build_agent_base(recipe:CloneRecipe, home:Path, progress:bool) -> Path:
     "Clone and commit the base into `home` (the caller holds its lock)."

@@ -5,12 +5,12 @@ kill, a full disk or a power cut at any instant leaves the old version or the ne
 
 # %% ../nbs/01a_durable.ipynb #fe75c4b6
 from __future__ import annotations
-import hashlib, json, logging, os, secrets, shutil, sqlite3, tempfile, time
+import fcntl, hashlib, json, logging, os, secrets, shutil, sqlite3, tempfile, time
 from contextlib import contextmanager
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['write_atomic', 'fsync_path', 'sha256_file', 'publish_dir', 'CheckpointCorrupt', 'ResumeMismatch',
+__all__ = ['write_atomic', 'fsync_path', 'sha256_file', 'publish_dir', 'build_once', 'CheckpointCorrupt', 'ResumeMismatch',
            'new_checkpoint_dir', 'write_manifest', 'commit_checkpoint', 'save_checkpoint', 'verify_checkpoint',
            'latest_checkpoint', 'open_sqlite']
 
@@ -87,6 +87,18 @@ def publish_dir(dest:str|Path, # the folder readers look for
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+# %% ../nbs/01a_durable.ipynb #a5523734
+def build_once(lock:str|Path, # the lock file (its folder is created); one per thing built
+               ready, # () -> the built thing, or None/False while it is missing or broken
+               build, # () -> the built thing; runs only while this process holds the lock and `ready()` said no
+              ):
+    "Return `ready()`, or build under an exclusive file lock: processes that all miss it build it once."
+    if (done := ready()): return done
+    Path(lock).parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, 'w') as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # released when the file closes, or when this process dies
+        return ready() or build()
 
 # %% ../nbs/01a_durable.ipynb #ee7f7ebc
 _LOG = logging.getLogger('agentforge.durable')   # where a skipped checkpoint is said (a job's log captures it)

@@ -204,11 +204,11 @@ def export_trl(spec_dir:str|Path, # a spec folder (validate it first: export doe
     "Write a standalone plain-TRL training script for the spec (plus its rows, and reward.py when it has one)."
     from agentforge.inner import grpo_args
     from agentforge.models import ATTENTION_MODULES
-    from agentforge.student import STUDENTS, build_student
+    from agentforge.student import RECIPES, build_student
     spec, out = load_spec(spec_dir), absolute(out)
     if out.suffix != '.py': raise ValueError(f"{out}: the script's name must end in .py")
     student = student or spec.student
-    student_path = str(build_student(STUDENTS[student], progress=False)) if student in STUDENTS else student
+    student_path = str(build_student(RECIPES[student], progress=False)) if student in RECIPES else student
     rows_file, reward_file = f'{out.stem}.rows.jsonl', f'{out.stem}_reward.py'
     rows = [{**r, 'prompt': as_messages(r['prompt'], spec.system_prompt)} for r in load_rows(spec, hidden_root)]
     args = grpo_args(spec, 'unused')

@@ -18,7 +18,7 @@ from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
 from .report import write_report
 from .runner import close_kept
-from .student import STUDENTS, StudentRecipe, build_student, student_ready
+from .student import RECIPES, StudentRecipe, build_student, student_ready
 from .tasks import absolute, cache_dir, data_dir
 from .transfer import eval_jobs, evaluate, transfer_table, verdict, verdict_text, write_transfer
 
@@ -46,7 +46,7 @@ def clone_for(cfg:RunConfig) -> CloneRecipe:
 def build_offered(students:tuple, progress:bool=True):
     "Build (or find) each offered tiny student before any episode: never inside an inner job."
     for s in students:
-        if s in STUDENTS: build_student(STUDENTS[s], progress)
+        if s in RECIPES: build_student(RECIPES[s], progress)
 
 def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe|None=None, # None: clone_for(cfg)
                 library=None) -> tuple: # library: an experience library (lesson 09b) its validated specs go to
@@ -149,7 +149,7 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict
     out, say = absolute(out), say or (lambda *a: None)
     builds = {name: (ready, COSTS_S.get(name)) for name, ready in
               (('student', student_ready(StudentRecipe())), ('agent_base', agent_base_ready(clone)),
-               *((s, student_ready(STUDENTS[s])) for s in cfg.students if s in STUDENTS))}
+               *((s, student_ready(RECIPES[s])) for s in cfg.students if s in RECIPES))}
     done = read_metrics(out) if (out / 'metrics.jsonl').exists() else []
     left = max(0, cfg.steps - len(done))
     n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout]))

@@ -4,7 +4,7 @@
 
 # %% ../nbs/03b_student.ipynb #3a8a5ae6
 from __future__ import annotations
-import copy, dataclasses, fcntl, hashlib, json, math, random, time
+import copy, dataclasses, hashlib, json, math, random, time
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -12,14 +12,14 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import __version__
-from .durable import CheckpointCorrupt, publish_dir, verify_checkpoint, write_manifest
+from .durable import CheckpointCorrupt, build_once, publish_dir, verify_checkpoint, write_manifest
 from .tasks import LEVELS, Prompt, as_messages, cache_dir, dev_split, prompt_key
 from .families import FAMILIES, get_family
 from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'LARGE', 'STUDENTS', 'StudentRecipe', 'render_prompt', 'student_tokenizer',
+__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'LARGE', 'RECIPES', 'StudentRecipe', 'render_prompt', 'student_tokenizer',
            'pretraining_rows', 'pad_pairs', 'target_loss', 'completion_loss', 'train_step', 'grow', 'pretrain',
            'complete', 'by_kind', 'evaluate', 'dev_profile', 'student_ready', 'build_student', 'student_manifest',
            'load_student', 'student_id']
@@ -237,30 +237,29 @@ def student_ready(recipe:StudentRecipe=StudentRecipe(), root:Path|None=None) -> 
 
 def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root:Path|None=None) -> Path:
     "Return the folder of the tiny student for `recipe`, pretraining and caching it (atomically) if needed."
-    base = Path(root or cache_dir()) / 'students'
-    folder = base / recipe.key()
-    if _verified(folder): return folder
-    base.mkdir(parents=True, exist_ok=True)
-    with open(base / f'{folder.name}.lock', 'w') as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _verified(folder): return folder
-        t0, tok = time.time(), student_tokenizer(recipe)
-        model, losses = pretrain(recipe, tok, progress, root)
-        build_s = time.time() - t0
-        dev = {n: round(evaluate(model, tok, n, dev_split(get_family(n)), samples=4)['score'], 4)
-               for n, _ in recipe.weights}
-        with publish_dir(folder) as tmp:  # lesson 01a: readers see the whole folder or none of it
-            model.save_pretrained(tmp)
-            tok.save_pretrained(tmp)
-            write_manifest(tmp, recipe=dataclasses.asdict(recipe), key=folder.name, version=__version__,
-                           build_seconds=round(build_s, 1), params=sum(p.numel() for p in model.parameters()),
-                           dev_scores=dev, losses=losses)
+    folder = Path(root or cache_dir()) / 'students' / recipe.key()
+    return build_once(folder.parent / f'{folder.name}.lock', lambda: _verified(folder) and folder,
+                      lambda: _build_student(recipe, folder, progress, root))  # lesson 01a: built once
+
+def _build_student(recipe:StudentRecipe, folder:Path, progress:bool, root:Path|None) -> Path:
+    "Pretrain the student for `recipe` and publish it at `folder` (the caller holds its lock)."
+    t0, tok = time.time(), student_tokenizer(recipe)
+    model, losses = pretrain(recipe, tok, progress, root)
+    build_s = time.time() - t0
+    dev = {n: round(evaluate(model, tok, n, dev_split(get_family(n)), samples=4)['score'], 4)
+           for n, _ in recipe.weights}
+    with publish_dir(folder) as tmp:  # lesson 01a: readers see the whole folder or none of it
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        write_manifest(tmp, recipe=dataclasses.asdict(recipe), key=folder.name, version=__version__,
+                       build_seconds=round(build_s, 1), params=sum(p.numel() for p in model.parameters()),
+                       dev_scores=dev, losses=losses)
     return folder
 
 # %% ../nbs/03b_student.ipynb #623973d6
 LARGE = StudentRecipe(base=StudentRecipe(), extra_layers=1, rows_per_family=12000, steps=1000, lr=2e-3, warmup=30,
                       seed=1)  # the tiny student, one layer deeper and trained on: lesson 03b, a larger student
-STUDENTS = {'tiny-student': StudentRecipe(), 'tiny-student-large': LARGE}  # the students built in code, by preset name
+RECIPES = {'tiny-student': StudentRecipe(), 'tiny-student-large': LARGE}  # the students built in code, by preset name
 
 def student_manifest(recipe:StudentRecipe=StudentRecipe()) -> dict:
     "The manifest of the (built) tiny student: recipe, dev scores, size, build time."
@@ -268,8 +267,8 @@ def student_manifest(recipe:StudentRecipe=StudentRecipe()) -> dict:
 
 def load_student(source:str='tiny-student', recipe:StudentRecipe|None=None, progress:bool=True) -> tuple:
     "Load `(model, tokenizer)` for a student preset (`recipe`: another recipe for a tiny one) or a checkpoint folder."
-    if source in STUDENTS:
-        folder = build_student(recipe or STUDENTS[source], progress)
+    if source in RECIPES:
+        folder = build_student(recipe or RECIPES[source], progress)
         return AutoModelForCausalLM.from_pretrained(folder).eval(), AutoTokenizer.from_pretrained(folder)
     if not Path(source).expanduser().is_dir() and get_preset(source).role != 'student':
         raise ValueError(f"{source!r} is not a student preset; students: {presets_for('student')}")
@@ -277,7 +276,7 @@ def load_student(source:str='tiny-student', recipe:StudentRecipe|None=None, prog
 
 def student_id(student:str) -> str:
     "A string that changes whenever the student's weights would: recipe key, hub id, or folder file stamps."
-    if student in STUDENTS: return f'{student}@{STUDENTS[student].key()}'
+    if student in RECIPES: return f'{student}@{RECIPES[student].key()}'
     path = Path(student).expanduser()
     if path.is_dir():
         stamps = sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in path.iterdir() if p.is_file())

@@ -93,8 +93,8 @@ def _open_parent(root:Path, parts:list, create:bool=False) -> int:
 # %% ../nbs/05a_workspace.ipynb #d9c3d68f
 def student_dev_score(brief:str, student:str='tiny-student') -> float:
     "An untrained tiny student's dev-split score on `brief` (from its manifest; builds the student the first time)."
-    from agentforge.student import STUDENTS, student_manifest
-    scores = student_manifest(STUDENTS[student])['dev_scores']
+    from agentforge.student import RECIPES, student_manifest
+    scores = student_manifest(RECIPES[student])['dev_scores']
     return float(scores[brief]) if brief in scores else _dev_score_now(brief, student)
 
 @lru_cache(maxsize=None)
@@ -110,9 +110,9 @@ def _dev_score_now(brief:str, student:str='tiny-student') -> float:
 def student_level_scores(brief:str, student:str='tiny-student') -> dict:
     "An untrained tiny student's dev score at each difficulty level (the eval's level from its manifest, as above)."
     from agentforge.families import get_family
-    from agentforge.student import STUDENTS, evaluate, load_student
+    from agentforge.student import RECIPES, evaluate, load_student
     from agentforge.tasks import DEV_SEED, DEV_SIZE, EVAL_LEVEL, LEVELS, generate
-    STUDENTS[student]  # a KeyError (the baseline tool: unavailable) before anything loads
+    RECIPES[student]  # a KeyError (the baseline tool: unavailable) before anything loads
     fam, (model, tok) = get_family(brief), load_student(student, progress=False)
     dev = lambda lv: generate(fam, fam.fit(DEV_SIZE), DEV_SEED, fam.level_params(lv), split='dev')
     return {lv: student_dev_score(brief, student) if lv == EVAL_LEVEL

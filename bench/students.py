@@ -19,7 +19,7 @@ def run(briefs:list, rounds:int, work:Path) -> list:
     from agentforge.agents import HEURISTIC, write_spec
     from agentforge.grading import episode_reward, speed_budget, uplift
     from agentforge.inner import run_inner
-    from agentforge.student import STUDENTS as RECIPES, build_student, student_manifest
+    from agentforge.student import RECIPES, build_student, student_manifest
     for s in STUDENTS: build_student(RECIPES[s])
     rows = []
     for brief in briefs:

@@ -5,8 +5,8 @@ killed mid-checkpoint, a corrupt newest checkpoint, a changed config) stay in `t
 """
 import json, multiprocessing, os, signal, subprocess, sys
 import pytest
-from agentforge.durable import (CheckpointCorrupt, publish_dir, save_checkpoint, verify_checkpoint, write_atomic,
-                                write_manifest)
+from agentforge.durable import (CheckpointCorrupt, build_once, publish_dir, save_checkpoint, verify_checkpoint,
+                                write_atomic, write_manifest)
 
 def test_write_atomic_replaces_whole_and_a_failed_write_keeps_the_old_file(tmp_path):
     p = write_atomic(tmp_path / 'a' / 'b.json', '{"v": 1}')
@@ -38,6 +38,32 @@ def test_content_addressed_publish_from_many_processes_gives_one_whole_folder(tm
     for p in procs: p.join(30)
     assert [p.exitcode for p in procs] == [0] * 8
     assert [p.name for p in dest.parent.iterdir()] == ['abc123'] and (dest / 'spec.yaml').read_bytes() == b'x' * 4096
+
+def _build_racer(dest, barrier):
+    "One of several processes that all find `dest` missing at once; its build is slow and leaves a mark."
+    def build():
+        with open(dest.parent / 'builds.log', 'a') as log: log.write(f'{os.getpid()}\n')
+        with publish_dir(dest) as tmp: (tmp / 'data').write_text('ok')
+        return dest
+    barrier.wait()
+    got = build_once(dest.parent / 'thing.lock', lambda: (dest / 'data').exists() and dest, build)
+    assert got == dest and (dest / 'data').read_text() == 'ok'
+
+def test_build_once_builds_once_for_many_processes_and_again_after_a_failed_build(tmp_path):
+    "Six processes miss the same folder at once: one builds it, the rest wait on the lock and find it (lesson 01a)."
+    "A build that raises leaves the lock free and nothing built: the next caller builds."
+    dest, ctx = tmp_path / 'thing', multiprocessing.get_context('fork')
+    barrier = ctx.Barrier(6)
+    procs = [ctx.Process(target=_build_racer, args=(dest, barrier)) for _ in range(6)]
+    for p in procs: p.start()
+    for p in procs: p.join(60)
+    assert [p.exitcode for p in procs] == [0] * 6
+    assert len((tmp_path / 'builds.log').read_text().split()) == 1
+    other = tmp_path / 'other'
+    def broken(): raise OSError('disk full')
+    with pytest.raises(OSError, match='disk full'): build_once(tmp_path / 'other.lock', lambda: None, broken)
+    assert not other.exists()
+    assert build_once(tmp_path / 'other.lock', lambda: None, lambda: 'built') == 'built'
 
 KILLED = """
 import sys, time

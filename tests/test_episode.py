@@ -282,8 +282,8 @@ class LooksFirst(Agent):
 @pytest.mark.slow
 def test_baseline_reports_every_offered_student_and_cloning_asks_for_none(tmp_path):
     "Offered: one `baseline` call gives both students' dev scores (each from its own manifest); baselines=False: one."
-    from agentforge.student import STUDENTS, student_manifest
-    large = student_manifest(STUDENTS['tiny-student-large'])['dev_scores']['date_math']   # builds it the first time
+    from agentforge.student import RECIPES, student_manifest
+    large = student_manifest(RECIPES['tiny-student-large'])['dev_scores']['date_math']   # builds it the first time
     rec = play(LooksFirst(), 'date_math', 0, tmp_path / 'a', saturation=False, students=('tiny-student-large',))
     res = rec.tool_calls[0]['result']
     assert res['ok'] and res['score'] == round(student_manifest()['dev_scores']['date_math'], 2)

@@ -142,9 +142,9 @@ def test_every_tiny_student_preset_is_built_budgeted_and_timed():
     from agentforge.gates import BUDGETS
     from agentforge.grading import SPEED_BUDGETS_S
     from agentforge.presets import PRESETS
-    from agentforge.student import LARGE, STUDENTS, student_id
+    from agentforge.student import LARGE, RECIPES, student_id
     tiny = sorted(n for n, p in PRESETS.items() if p.kind == 'tiny' and p.role == 'student')
-    assert tiny == sorted(STUDENTS) == ['tiny-student', 'tiny-student-large']
+    assert tiny == sorted(RECIPES) == ['tiny-student', 'tiny-student-large']
     assert all(n in BUDGETS and n in SPEED_BUDGETS_S for n in tiny)
     assert student_id('tiny-student-large') == f'tiny-student-large@{LARGE.key()}' != student_id('tiny-student')
     assert LARGE.base == StudentRecipe() and LARGE.extra_layers == 1
