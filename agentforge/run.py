@@ -105,11 +105,12 @@ def _jobs_text(st:dict, recs:list) -> str:
 
 # %% ../nbs/13_run.ipynb #b8f113e3
 # Seconds on a 2-core CPU, from a cold `agentforge demo` at 8e99da7 (2026-12-05, empty caches; its log and pool in
-# results/2026-12-05-cold-demo-8e99da7): the builds 166 s (student) and 108 s (agent base); an outer step: 1.5 s (the
+# results/2026-12-05-cold-demo-8e99da7): the agent base 108 s (the student: a copy of the shipped build, lesson 03b;
+# pretraining it instead takes ~490 s); an outer step: 1.5 s (the
 # median of its 54, most of whose specs were trained before); a new inner job: 9.5 s of a slot (its 125 jobs kept the
 # slots busy 1,183 s). An evaluation episode on cached specs: under 0.1 s (48 in 3.3-3.9 s, 2026-12-03). Each spec of
 # the scripted space trains once. The larger student: 114 s to build after the small one (2026-12-04).
-COSTS_S = dict(student=166, agent_base=108, step=1.5, eval_episode=0.1, inner_job=9.5, **{'tiny-student-large': 114})
+COSTS_S = dict(student=2, agent_base=108, step=1.5, eval_episode=0.1, inner_job=9.5, **{'tiny-student-large': 114})
 SPACE = len(FAMILIES) * math.prod(len(v) for v in CHOICES.values())  # distinct specs of the scripted space: 144
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 

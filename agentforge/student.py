@@ -4,7 +4,7 @@
 
 # %% ../nbs/03b_student.ipynb #3a8a5ae6
 from __future__ import annotations
-import copy, dataclasses, hashlib, json, math, random, time
+import copy, dataclasses, hashlib, json, math, random, shutil, time
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -19,10 +19,10 @@ from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'LARGE', 'RECIPES', 'StudentRecipe', 'render_prompt', 'student_tokenizer',
-           'pretraining_rows', 'pad_pairs', 'target_loss', 'completion_loss', 'train_step', 'grow', 'pretrain',
-           'complete', 'by_kind', 'evaluate', 'dev_profile', 'student_ready', 'build_student', 'student_manifest',
-           'load_student', 'student_id']
+__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'BUNDLED', 'LARGE', 'RECIPES', 'StudentRecipe', 'render_prompt',
+           'student_tokenizer', 'pretraining_rows', 'pad_pairs', 'target_loss', 'completion_loss', 'train_step', 'grow',
+           'pretrain', 'complete', 'by_kind', 'evaluate', 'dev_profile', 'student_ready', 'build_student',
+           'student_manifest', 'load_student', 'student_id']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 TRAINING_CODE = 2  # bump when the training code changes what a recipe builds (it is in the key); 2: `target_loss`
@@ -31,12 +31,12 @@ TRAINING_CODE = 2  # bump when the training code changes what a recipe builds (i
 class StudentRecipe:
     "Everything that determines the tiny student."
     size: str = 'student'  # a `models.TINY_SIZES` key (ignored with `base`)
-    rows_per_family: int = 3000  # pretraining rows drawn per family (dev prompts excluded)
+    rows_per_family: int = 9000  # pretraining rows drawn per family (dev prompts excluded)
     p_gold: float = 1.0  # share of right answers; the rest are the family's wrong-answer habit (`distractor`)
     habit: float = 0.5  # share of answers followed by `CHATTER` when `habit_spread` is empty
     habit_spread: tuple = (0.35, 0.65, 0.75, 0.8)  # the share per kind of item (Family.habit_group, in turn)
     level_habit: tuple = ()  # per level (tasks.LEVELS) its habit share, rows drawn at every level; (): `habit`
-    steps: int = 2400
+    steps: int = 7200  # ~8 min on two cores; a fresh machine copies the shipped build instead (`BUNDLED`)
     batch_size: int = 32
     lr: float = 5e-3
     warmup: int = 60
@@ -235,11 +235,21 @@ def student_ready(recipe:StudentRecipe=StudentRecipe(), root:Path|None=None) -> 
     "Whether the tiny student for `recipe` is built and verified in the cache (nothing is built here)."
     return _verified(Path(root or cache_dir()) / 'students' / recipe.key()) is not None
 
+BUNDLED = Path(__file__).parent / 'bundled' / 'students'  # students built once and shipped, by recipe key
+
+def _from_bundle(recipe:StudentRecipe, folder:Path) -> Path|None:
+    "Copy the shipped build of `recipe` into `folder` when there is one and it verifies, else None."
+    src = BUNDLED / recipe.key()
+    if not _verified(src): return None
+    with publish_dir(folder) as tmp:  # lesson 01a: readers see the whole folder or none of it
+        for f in src.iterdir(): shutil.copy2(f, tmp / f.name)
+    return folder
+
 def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root:Path|None=None) -> Path:
-    "Return the folder of the tiny student for `recipe`, pretraining and caching it (atomically) if needed."
+    "Return the folder of the tiny student for `recipe`: cached, else copied from a shipped build, else pretrained."
     folder = Path(root or cache_dir()) / 'students' / recipe.key()
     return build_once(folder.parent / f'{folder.name}.lock', lambda: _verified(folder) and folder,
-                      lambda: _build_student(recipe, folder, progress, root))  # lesson 01a: built once
+                      lambda: _from_bundle(recipe, folder) or _build_student(recipe, folder, progress, root))
 
 def _build_student(recipe:StudentRecipe, folder:Path, progress:bool, root:Path|None) -> Path:
     "Pretrain the student for `recipe` and publish it at `folder` (the caller holds its lock)."
