@@ -5,6 +5,7 @@
 # %% ../nbs/03b_student.ipynb #3a8a5ae6
 from __future__ import annotations
 import copy, dataclasses, hashlib, json, math, random, shutil, time
+from importlib.resources import files
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -235,7 +236,7 @@ def student_ready(recipe:StudentRecipe=StudentRecipe(), root:Path|None=None) -> 
     "Whether the tiny student for `recipe` is built and verified in the cache (nothing is built here)."
     return _verified(Path(root or cache_dir()) / 'students' / recipe.key()) is not None
 
-BUNDLED = Path(__file__).parent / 'bundled' / 'students'  # students built once and shipped, by recipe key
+BUNDLED = Path(str(files('agentforge'))) / 'bundled' / 'students'  # students built once and shipped, by recipe key
 
 def _from_bundle(recipe:StudentRecipe, folder:Path) -> Path|None:
     "Copy the shipped build of `recipe` into `folder` when there is one and it verifies, else None."
