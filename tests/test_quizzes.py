@@ -298,8 +298,8 @@ def test_give_ups_question_matches_the_recorded_runs():
 
 
 def test_habit_cut_question_matches_the_recorded_bench():
-    "student-habit-cut quotes results/student/capability.json (bench/student_capability.py) and the family's size."
-    cap = json.loads((Path(__file__).resolve().parents[1] / 'results' / 'student' / 'capability.json').read_text())
+    "student-habit-cut quotes results/student/capability-2400-steps.json (bench/student_capability.py) and the family's size."
+    cap = json.loads((Path(__file__).resolve().parents[1] / 'results' / 'student' / 'capability-2400-steps.json').read_text())
     a = cap['habit']['arithmetic']
     q = _bank('03b_student')['student-habit-cut']
     text = q['question'] + q['answers'][0]['text'] + q['answers'][3]['feedback']
