@@ -243,7 +243,7 @@ def fmt_s(s:float) -> str:
 
 def fmt_read(minutes:float) -> str: return f'about {max(1, round(minutes))} min'
 
-BUILDS = dict(student='the tiny student', agent='the agent base')  # in the order a cold run builds them
+BUILDS = dict(student='the tiny student (a copy of the shipped build)', agent='the agent base')  # in the order a cold run makes them
 
 def _order(keys) -> list: return [k for k in BUILDS if k in keys]
 
@@ -280,7 +280,7 @@ def _cold_text(k:dict, costs:dict|None=None) -> str:
     if k['reads'] == []: return 'a cold run builds nothing first (it reads neither the student nor the agent base)'
     if k['reads']:
         costs = costs or build_seconds()
-        return (f"cold about {fmt_s(cold_estimate(k, costs))}: it first builds {_builds_text(k['reads'], costs)}, build times measured in a "
+        return (f"cold about {fmt_s(cold_estimate(k, costs))}: it first makes {_builds_text(k['reads'], costs)}, build times measured in a "
                 f"cold `make demo` (`run.COSTS_S`), then runs as warm")
     return 'cold not measured'
 
