@@ -87,6 +87,31 @@ def test_tampered_cache_is_not_used(tmp_path):
     (copy / 'manifest.json').write_text('{')                               # corrupt manifest
     assert _verified(copy) is None
 
+def test_the_shipped_student_is_the_default_recipe_and_verifies():
+    "A recipe change without a new shipped build would make every fresh machine pretrain for ~8 minutes: caught here."
+    from agentforge.student import BUNDLED
+    shipped = [p.name for p in BUNDLED.iterdir() if p.is_dir()]
+    assert shipped == [StudentRecipe().key()], (shipped, StudentRecipe().key())
+    man = _verified(BUNDLED / shipped[0])
+    assert man and man['key'] == shipped[0] and all(DEV_BAND[0] <= v <= DEV_BAND[1] for v in man['dev_scores'].values())
+
+def test_a_fresh_cache_copies_a_shipped_build_and_refuses_a_tampered_one(tmp_path, monkeypatch):
+    "The shipped build is copied byte for byte (no pretraining); one whose hashes fail is ignored and the recipe built."
+    import agentforge.student as st
+    small = StudentRecipe(rows_per_family=20, steps=30, tokenizer_rows=40)
+    made = build_student(small, progress=False, root=tmp_path / 'maker')       # what a maintainer builds and ships
+    shipped = tmp_path / 'bundled'
+    shutil.copytree(made, shipped / made.name)
+    monkeypatch.setattr(st, 'BUNDLED', shipped)
+    runs, pretrain = [], st.pretrain                                            # counts pretraining runs, calls through
+    monkeypatch.setattr(st, 'pretrain', lambda *a, **kw: runs.append(1) or pretrain(*a, **kw))
+    got = build_student(small, progress=False, root=tmp_path / 'newcomer')
+    assert runs == [] and _verified(got) and (got / 'manifest.json').read_bytes() == (made / 'manifest.json').read_bytes()
+    weights = next(p for p in (shipped / made.name).iterdir() if p.suffix == '.safetensors')
+    weights.write_bytes(weights.read_bytes()[:-10])                            # a damaged copy of the package
+    again = build_student(small, progress=False, root=tmp_path / 'other')
+    assert runs == [1] and _verified(again)
+
 def test_load_student_errors(monkeypatch):
     monkeypatch.setenv('HF_HUB_OFFLINE', '1')
     with pytest.raises(WeightsUnavailable, match='not on this machine'): load_student('qwen3-0.6b')
