@@ -188,12 +188,12 @@ def test_quoted_defaults_match_the_code():
     from agentforge.config import OuterConfig
     from agentforge.grpo import Sample, token_weights
     from agentforge.agents import KNOBS
-    from agentforge.student import build_student
+    from agentforge.student import _build_student
     assert Budgets().max_unusable == 2 and MAX_DEAD_SHARE == 0.25          # 10_episode: unusable turn, "a quarter"
     w = WEIGHTS['reference']                                               # 01, 10, 12a: 0.35 / 0.60 (0.25 + 0.75) / 0.05
     assert (w.validation, w.quality, w.speed, w.post / w.quality, w.floor) == (0.35, 0.60, 0.05, 0.25, -0.25)
     assert SAMPLES == 0 and HIDDEN_SIZE == 512                             # 03b "SAMPLES = 0", 12b "512 hidden items"
-    assert 'samples=4)' in inspect.getsource(build_student)              # 03b: the band is sampled, 4 per dev item
+    assert 'samples=4)' in inspect.getsource(_build_student)             # 03b: the band is sampled, 4 per dev item
     assert OuterConfig().loss_agg == 'episode'                             # 11_outer: the default aggregation
     s = lambda ep, n: Sample([1], [2] * n, [0.0] * n, 1.0, ep)
     _close(_bank('11a_grpo')['grpo-token-weight'], token_weights([s(0, 4), s(0, 6), s(1, 40)])[0])
