@@ -34,17 +34,18 @@ def _say(*a): typer.echo(' '.join(map(str, a)), err=True)
 def _demo_header(cfg, out:Path):
     "The preflight, then the two tiny models built (first time) or loaded, with what each is, before the run starts."
     from agentforge.run import clone_for, preflight
-    from agentforge.student import RECIPES, load_student, student_manifest
+    from agentforge.student import BUNDLED, RECIPES, load_student, student_manifest
     from agentforge.cloning import build_agent_base
     _say("agentforge demo: the whole two-loop run on CPU\n")
     pre = preflight(cfg, out, say=_say)
-    _say("\n1. the tiny student (built once, then cached)")
+    _say("\n1. the tiny student (made once, then cached)")
     for s, key, head in [('tiny-student', 'student', ''), *((s, s, f'offered too: {s}, ') for s in cfg.students
                                                             if s in RECIPES)]:  # others the briefs offer (lesson 10)
         t = time.time()
         load_student(s)
         man = student_manifest(RECIPES[s])
-        built = '' if pre['builds'][key] else f', built in {time.time() - t:.0f} s'
+        how = ('copied from the shipped build' if (BUNDLED / RECIPES[s].key()).is_dir() else 'built')  # lesson 03b
+        built = '' if pre['builds'][key] else f', {how} in {time.time() - t:.0f} s'
         _say(f"   {head}{man['params']:,} parameters{built}; dev score per family: "
              + ', '.join(f"{k} {v:.0%}" for k, v in man['dev_scores'].items()))
     _say("\n2. the tiny agent, behaviour-cloned from scripted episodes (built once, then cached)")
