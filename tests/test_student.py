@@ -95,6 +95,24 @@ def test_the_shipped_student_is_the_default_recipe_and_verifies():
     man = _verified(BUNDLED / shipped[0])
     assert man and man['key'] == shipped[0] and all(DEV_BAND[0] <= v <= DEV_BAND[1] for v in man['dev_scores'].values())
 
+def test_the_package_carries_the_shipped_student(tmp_path):
+    """A wheel of the project holds every file of the shipped build, and setuptools builds it without the warning
+    that a data folder is an importable package left out of `packages` (a fresh `make demo` printed it)."""
+    import subprocess, sys, zipfile
+    from pathlib import Path
+    from agentforge.student import BUNDLED
+    root = Path(__file__).resolve().parents[1]
+    src = tmp_path / 'src'
+    shutil.copytree(root / 'agentforge', src / 'agentforge', ignore=shutil.ignore_patterns('__pycache__'))
+    for f in ('pyproject.toml', 'README.md'): shutil.copy(root / f, src / f)
+    p = subprocess.run([sys.executable, '-m', 'pip', 'wheel', '--no-deps', '--no-build-isolation', '-w', str(tmp_path / 'd'),
+                        str(src)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert 'absent from the `packages`' not in p.stdout + p.stderr
+    names = set(zipfile.ZipFile(next((tmp_path / 'd').glob('*.whl'))).namelist())
+    shipped = {f"agentforge/bundled/students/{f.parent.name}/{f.name}" for f in BUNDLED.glob('*/*')}
+    assert shipped and shipped <= names, sorted(shipped - names)
+
 def test_a_fresh_cache_copies_a_shipped_build_and_refuses_a_tampered_one(tmp_path, monkeypatch):
     "The shipped build is copied byte for byte (no pretraining); one whose hashes fail is ignored and the recipe built."
     import agentforge.student as st
