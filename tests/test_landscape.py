@@ -15,6 +15,18 @@ def test_plan_writes_every_kind_and_the_same_knobs_on_every_family():
     assert grid('arithmetic') == grid('string_ops') and len(grid('arithmetic')) == 8   # 2 step counts x 4 rates
     assert plan('date_math', seed=1) != plan('date_math', seed=2)                        # random draws follow the seed
 
+def test_the_harmful_spec_is_the_contracts_largest_step_and_validates(tmp_path):
+    "The reckless writer uses the largest learning rate the contract accepts: never a spec made only to fail."
+    from agentforge.agents import HEURISTIC, write_spec
+    from agentforge.landscape import HARMFUL
+    from agentforge.probe import validate
+    from agentforge.schema import GRPO_RANGES
+    assert float(HARMFUL['learning_rate']) == GRPO_RANGES['learning_rate'].hi
+    assert HARMFUL == dict(HEURISTIC, learning_rate=HARMFUL['learning_rate'])                 # the rest: the heuristic
+    (tmp_path / 'task.yaml').write_text(write_spec('unit_conversion', HARMFUL))
+    r = validate(tmp_path, brief='unit_conversion', saturation=False)
+    assert r.validated, (r.reason, r.failure())
+
 def _row(kind, gain, reward, validated=True, seconds=10.0):
     return dict(brief='b', kind=kind, validated=validated, gain=gain, reward=reward, seconds=seconds, pre=.2, post=.3)
 

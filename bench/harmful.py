@@ -1,0 +1,40 @@
+"""Which valid spec harms the student? The heuristic spec with one reckless change or two, trained on every family and
+graded like a landscape row (lesson 12b's `harmful` kind; issue 11: a harmful spec must score below a lazy one).
+
+Each candidate is `agents.HEURISTIC` with the changes named in CANDIDATES; `lazy` is `landscape.LAZY`, for comparison.
+Jobs go through `landscape.evaluate_spec` (probe, inner job, result cache, reference preset), so a candidate the
+landscape or the demo already trained is read from the cache. Prints one line per (brief, candidate) and writes
+`--out`/harmful-candidates.json. Asserts nothing.
+
+Run: .venv/bin/python bench/harmful.py --out results/landscape-7200-steps   (with the landscape's cache and data dir:
+     42 specs, ~25 of them new, ~10 minutes on two cores)
+"""
+import argparse, json
+from pathlib import Path
+
+CANDIDATES = {'48x3e-3': dict(learning_rate='3.0e-3'), '96x3e-3': dict(max_steps=96, learning_rate='3.0e-3'),
+              '96x3e-3xT1.3': dict(max_steps=96, learning_rate='3.0e-3', temperature=1.3),
+              'L3x48x3e-3': dict(level=3, learning_rate='3.0e-3'),
+              'L3x96x3e-3': dict(level=3, max_steps=96, learning_rate='3.0e-3'),
+              '48x1e-2': dict(learning_rate='1.0e-2'),   # the contract's largest learning rate (schema.GRPO_RANGES)
+              '48x3e-2': dict(learning_rate='3.0e-2')}   # above it: the probe refuses it
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--briefs', default=None, help='comma-separated briefs (default: every family)')
+    ap.add_argument('--out', default='runs/harmful', help='harmful-candidates.json and the spec folders go here')
+    a = ap.parse_args()
+    from agentforge.agents import HEURISTIC, write_spec
+    from agentforge.families import FAMILIES
+    from agentforge.landscape import LAZY, _spec_folder, evaluate_spec
+    out, rows = Path(a.out), []
+    for brief in (a.briefs.split(',') if a.briefs else list(FAMILIES)):
+        for name, change in [('lazy', {}), *CANDIDATES.items()]:
+            spec = write_spec(brief, LAZY if name == 'lazy' else dict(HEURISTIC, **change))
+            r = evaluate_spec(_spec_folder(out / 'harmful', brief, spec), brief)
+            rows.append(dict(brief=brief, cand=name, **{k: r.get(k) for k in (
+                'validated', 'reason', 'pre', 'post', 'gain', 'raw', 'reward', 'train_seconds')}))
+            g = rows[-1]['gain']
+            print(f"{brief:17} {name:13} " + (f"gain {g:+.3f} reward {r['reward']:.3f}" if g is not None
+                                               else f"not valid: {r['reason']}"), flush=True)
+    (out / 'harmful-candidates.json').write_text(json.dumps(dict(candidates=CANDIDATES, rows=rows), indent=1))
