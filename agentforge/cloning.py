@@ -13,14 +13,15 @@ from . import __version__
 from .agents import SCRIPTED_VERSION, ScriptedAgent, TinyAgent, Turn, assistant_message, parse_tool_calls
 from .agents import write_spec, CHOICES
 from .episode import SYSTEM, play, unusable_message
+from .durable import BUNDLED as DURABLE_BUNDLED, build_once, copy_verified
 from .families import FAMILIES
 from .models import build_tokenizer, tiny_model
 from .student import TRAINING_CODE, train_step
 from .tasks import cache_dir
 
 # %% auto #0
-__all__ = ['CloneRecipe', 'scripted_episodes', 'broken_call', 'refused_as_other_brief', 'clone_pairs', 'agent_tokenizer',
-           'imitate', 'agent_base_dir', 'agent_base_ready', 'build_agent_base', 'load_tiny_agent']
+__all__ = ['BUNDLED', 'CloneRecipe', 'scripted_episodes', 'broken_call', 'refused_as_other_brief', 'clone_pairs',
+           'agent_tokenizer', 'imitate', 'agent_base_dir', 'agent_base_ready', 'build_agent_base', 'load_tiny_agent']
 
 # %% ../nbs/10a_cloning.ipynb #48a607db
 @dataclass(frozen=True)
@@ -139,15 +140,16 @@ def agent_base_ready(recipe:CloneRecipe=CloneRecipe(), root=None) -> bool:
         return True
     except CheckpointCorrupt: return False
 
+BUNDLED = DURABLE_BUNDLED / 'agents'  # the default recipe's base, built once and shipped, by recipe key (lesson 01a)
+
 def build_agent_base(recipe:CloneRecipe=CloneRecipe(), progress:bool=True, root=None) -> Path:
-    "Build (or find) the behaviour-cloned tiny agent base; return its verified folder (built once: lesson 01a)."
-    from agentforge.durable import build_once
+    "The behaviour-cloned tiny agent base's verified folder: cached, else copied from a shipped build, else cloned."
     home = agent_base_dir(recipe, root)
     done = home / 'step-0'
     def build():
         shutil.rmtree(done, ignore_errors=True)  # a broken one, found under the lock
         home.mkdir(parents=True, exist_ok=True)
-        return _build_agent_base(recipe, home, progress)
+        return copy_verified(BUNDLED / recipe.key(), done) or _build_agent_base(recipe, home, progress)
     return build_once(home.parent / f'{home.name}.lock', lambda: agent_base_ready(recipe, root) and done, build)
 
 def _build_agent_base(recipe:CloneRecipe, home:Path, progress:bool) -> Path:

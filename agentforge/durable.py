@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['write_atomic', 'fsync_path', 'sha256_file', 'publish_dir', 'build_once', 'CheckpointCorrupt', 'ResumeMismatch',
-           'new_checkpoint_dir', 'write_manifest', 'commit_checkpoint', 'save_checkpoint', 'verify_checkpoint',
-           'latest_checkpoint', 'open_sqlite']
+__all__ = ['BUNDLED', 'write_atomic', 'fsync_path', 'sha256_file', 'publish_dir', 'build_once', 'CheckpointCorrupt',
+           'ResumeMismatch', 'new_checkpoint_dir', 'write_manifest', 'commit_checkpoint', 'save_checkpoint',
+           'verify_checkpoint', 'latest_checkpoint', 'copy_verified', 'open_sqlite']
 
 # %% ../nbs/01a_durable.ipynb #d7a0e112
 def write_atomic(path:str|Path, # the file to write (its folder is created)
@@ -183,6 +183,21 @@ def latest_checkpoint(ckpt_root, meta:dict|None=None, # refuse (ResumeMismatch) 
                                  + '. Refusing to resume: start a new run folder or remove the checkpoints.')
         return p
     return None
+
+# %% ../nbs/01a_durable.ipynb #3ec9aa92
+from importlib.resources import files
+BUNDLED = Path(str(files('agentforge'))) / 'bundled'  # builds shipped with the package: students/KEY, agents/KEY
+
+def copy_verified(src:str|Path, # a folder with a manifest (`write_manifest`, `commit_checkpoint`)
+                  dest:str|Path, # where the copy is published whole
+                 ) -> Path|None:
+    "Copy `src` to `dest` when every file matches its manifest; None (nothing copied) when it is missing or damaged."
+    try: man = verify_checkpoint(src)
+    except CheckpointCorrupt: return None
+    if not man['files']: return None
+    with publish_dir(dest) as tmp:
+        for f in Path(src).iterdir(): shutil.copy2(f, tmp / f.name)
+    return Path(dest)
 
 # %% ../nbs/01a_durable.ipynb #7f424842
 def open_sqlite(path:str|Path, # the database file (created if missing)

@@ -33,9 +33,9 @@ def _say(*a): typer.echo(' '.join(map(str, a)), err=True)
 
 def _demo_header(cfg, out:Path):
     "The preflight, then the two tiny models built (first time) or loaded, with what each is, before the run starts."
-    from agentforge.run import clone_for, preflight
+    from agentforge.run import build_cost, clone_for, preflight
     from agentforge.student import BUNDLED, RECIPES, load_student, student_manifest
-    from agentforge.cloning import build_agent_base
+    from agentforge.cloning import BUNDLED as AGENTS, build_agent_base
     _say("agentforge demo: the whole two-loop run on CPU\n")
     pre = preflight(cfg, out, say=_say)
     _say("\n1. the tiny student (made once, then cached)")
@@ -44,14 +44,15 @@ def _demo_header(cfg, out:Path):
         t = time.time()
         load_student(s)
         man = student_manifest(RECIPES[s])
-        how = ('copied from the shipped build' if (BUNDLED / RECIPES[s].key()).is_dir() else 'built')  # lesson 03b
+        how = build_cost(key, RECIPES[s], BUNDLED)[1]  # copied from the shipped build, or built (lesson 01a)
         built = '' if pre['builds'][key] else f', {how} in {time.time() - t:.0f} s'
         _say(f"   {head}{man['params']:,} parameters{built}; dev score per family: "
              + ', '.join(f"{k} {v:.0%}" for k, v in man['dev_scores'].items()))
-    _say("\n2. the tiny agent, behaviour-cloned from scripted episodes (built once, then cached)")
-    t = time.time()
-    clone = json.loads((build_agent_base(clone_for(cfg)) / 'clone.json').read_text())
-    built = '' if pre['builds']['agent_base'] else f', built in {time.time() - t:.0f} s'
+    _say("\n2. the tiny agent, behaviour-cloned from scripted episodes (made once, then cached)")
+    t, recipe = time.time(), clone_for(cfg)
+    clone = json.loads((build_agent_base(recipe) / 'clone.json').read_text())
+    how = build_cost('agent_base', recipe, AGENTS)[1]
+    built = '' if pre['builds']['agent_base'] else f', {how} in {time.time() - t:.0f} s'
     _say(f"   imitation loss {clone['first_loss']:.2f} -> {clone['last_loss']:.2f} on {clone['pairs']} turns of "
          f"{clone['episodes']} scripted episodes{built}\n\n3. the two loops")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json, math, os, shutil, statistics, sys, time
 from pathlib import Path
 from .agents import CHOICES, ScriptedAgent
-from .cloning import CloneRecipe, agent_base_ready, load_tiny_agent
+from .cloning import BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, load_tiny_agent
 from .curve import curve_jobs, curve_row, curve_text
 from .episode import (Budgets, EpisodeEnv, InnerJobsFailed, finish_episodes, job_stats, play_episodes,
                                 run_episodes, train_and_grade)
@@ -18,13 +18,13 @@ from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
 from .report import write_report
 from .runner import close_kept
-from .student import RECIPES, StudentRecipe, build_student, student_ready
+from .student import BUNDLED as STUDENTS_SHIPPED, RECIPES, StudentRecipe, build_student, student_ready
 from .tasks import absolute, cache_dir, data_dir
 from .transfer import eval_jobs, evaluate, transfer_table, verdict, verdict_text, write_transfer
 
 # %% auto #0
 __all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered', 'train_stage', 'transfer_stage',
-           'agent_name', 'preflight', 'two_loop', 'progress_summary']
+           'agent_name', 'build_cost', 'preflight', 'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
@@ -104,13 +104,23 @@ def _jobs_text(st:dict, recs:list) -> str:
     return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
 
 # %% ../nbs/13_run.ipynb #b8f113e3
-# Seconds on a 2-core CPU, from a cold `agentforge demo` at 8e99da7 (2026-12-05, empty caches; its log and pool in
-# results/2026-12-05-cold-demo-8e99da7): the agent base 108 s (the student: a copy of the shipped build, lesson 03b;
-# pretraining it instead takes ~490 s); an outer step: 1.5 s (the
-# median of its 54, most of whose specs were trained before); a new inner job: 9.5 s of a slot (its 125 jobs kept the
-# slots busy 1,183 s). An evaluation episode on cached specs: under 0.1 s (48 in 3.3-3.9 s, 2026-12-03). Each spec of
-# the scripted space trains once. The larger student: 114 s to build after the small one (2026-12-04).
-COSTS_S = dict(student=2, agent_base=108, step=1.5, eval_episode=0.1, inner_job=9.5, **{'tiny-student-large': 114})
+# Seconds on a 2-core CPU. What a fresh machine pays for the default models: a copy of each shipped build (lesson 01a,
+# `durable.copy_verified`), ~2 s. Making them from their recipes instead (another recipe, or a damaged copy): the
+# student ~491 s of pretraining (lesson 03b), the agent base 106 s of cloning (a fresh `make demo` at c5f889e,
+# results/2026-12-05-fresh-make-demo-c5f889e), the larger student 104 s after the small one (bench/students.py,
+# 2026-12-05). From a cold `agentforge demo` at 8e99da7 (results/2026-12-05-cold-demo-8e99da7): an outer step 1.5 s
+# (the median of its 54, most of whose specs were trained before); a new inner job 9.5 s of a slot (its 125 jobs kept
+# the slots busy 1,183 s). An evaluation episode on cached specs: under 0.1 s (48 in 3.3-3.9 s, 2026-12-03). Each spec
+# of the scripted space trains once.
+COSTS_S = dict(student=2, agent_base=2, student_pretrain=491, agent_base_clone=106, step=1.5, eval_episode=0.1,
+               inner_job=9.5, **{'tiny-student-large': 104})
+_REBUILD = dict(student='student_pretrain', agent_base='agent_base_clone')  # their cost when no shipped build matches
+
+def build_cost(name:str, recipe, shipped:Path) -> tuple:
+    "(seconds, how) model `name` is made on a fresh machine: copied from a shipped build of `recipe`, else built."
+    if (Path(shipped) / recipe.key()).is_dir(): return COSTS_S[name], 'copied from the shipped build'
+    return COSTS_S[_REBUILD.get(name, name)], 'built'
+
 SPACE = len(FAMILIES) * math.prod(len(v) for v in CHOICES.values())  # distinct specs of the scripted space: 144
 LOW_DISK_GB = 2.0  # warn below this much free space where the run or the caches write
 
@@ -148,9 +158,10 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict
     clone = clone or clone_for(cfg)
     sandbox_ok, sandbox = _sandbox_check(said=say is not None)  # said first: the line below is the warning
     out, say = absolute(out), say or (lambda *a: None)
-    builds = {name: (ready, COSTS_S.get(name)) for name, ready in
-              (('student', student_ready(StudentRecipe())), ('agent_base', agent_base_ready(clone)),
-               *((s, student_ready(RECIPES[s])) for s in cfg.students if s in RECIPES))}
+    models = [('student', StudentRecipe(), student_ready(StudentRecipe()), STUDENTS_SHIPPED),
+              ('agent_base', clone, agent_base_ready(clone), AGENTS_SHIPPED),
+              *((s, RECIPES[s], student_ready(RECIPES[s]), STUDENTS_SHIPPED) for s in cfg.students if s in RECIPES)]
+    builds = {name: (ready, *build_cost(name, r, shipped)) for name, r, ready, shipped in models}
     done = read_metrics(out) if (out / 'metrics.jsonl').exists() else []
     left = max(0, cfg.steps - len(done))
     n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout]))
@@ -159,7 +170,7 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict
     # new inner jobs: one per distinct spec, at most the scripted space on every family (a resumed run measured its own)
     n_jobs = 0 if done else min(SPACE * (1 + len(cfg.students)),  # each offered student: the space once more
                                 cfg.steps * cfg.outer.group_size * cfg.outer.briefs_per_step)
-    est = dict(builds=_sum([s for ready, s in builds.values() if not ready]),
+    est = dict(builds=_sum([s for ready, s, _ in builds.values() if not ready]),
                outer=left * (statistics.median(r['seconds'] for r in done) if done else COSTS_S['step']),
                inner=n_jobs * COSTS_S['inner_job'] / cfg.slots,
                curve=n_evals * len(FAMILIES) * cfg.curve_seeds * COSTS_S['eval_episode'],
@@ -171,13 +182,13 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict
         + (f'  LOW: keep at least {LOW_DISK_GB:.0f} GB free' if min(disk.values()) < LOW_DISK_GB else ''))
     say(f"  caches     models and inner results: {cache_dir()}\n"
         f"             hidden splits and the platform secret: {data_dir()}")
-    for name, (ready, s) in builds.items():
-        say(f"  {name:10s} " + ('built (cached)' if ready else f'not built yet: built first, once ({_time(s)})'))
+    for name, (ready, s, how) in builds.items():
+        say(f"  {name:10s} " + ('built (cached)' if ready else f'not here yet: {how} first, once ({_time(s)})'))
     say(f"  estimate   {_time(_sum(list(est.values())))} in all on 2 CPU cores: "
         f"{'nothing to build' if est['builds'] == 0 else 'builds ' + _time(est['builds'])}, "
         f"{left} outer steps {_time(est['outer'])} + inner jobs for up to {n_jobs} new specs {_time(est['inner'])}, "
         f"{n_evals} fixed evaluations {_time(est['curve'])}, transfer ({n_transfer} episodes) {_time(est['transfer'])}")
-    return dict(sandbox_ok=sandbox_ok, sandbox=sandbox, disk_gb=disk, builds={k: r for k, (r, _) in builds.items()},
+    return dict(sandbox_ok=sandbox_ok, sandbox=sandbox, disk_gb=disk, builds={k: r for k, (r, *_) in builds.items()},
                 estimate_s=est, steps_left=left)
 
 # %% ../nbs/13_run.ipynb #d6f71662

@@ -4,8 +4,7 @@
 
 # %% ../nbs/03b_student.ipynb #3a8a5ae6
 from __future__ import annotations
-import copy, dataclasses, hashlib, json, math, random, shutil, time
-from importlib.resources import files
+import copy, dataclasses, hashlib, json, math, random, time
 from dataclasses import dataclass
 from pathlib import Path
 import torch
@@ -13,7 +12,8 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import __version__
-from .durable import CheckpointCorrupt, build_once, publish_dir, verify_checkpoint, write_manifest
+from .durable import (BUNDLED as DURABLE_BUNDLED, CheckpointCorrupt, build_once, copy_verified, publish_dir,
+                                verify_checkpoint, write_manifest)
 from .tasks import LEVELS, Prompt, as_messages, cache_dir, dev_split, prompt_key
 from .families import FAMILIES, get_family
 from .models import build_tokenizer, load_pretrained, tiny_model
@@ -236,21 +236,14 @@ def student_ready(recipe:StudentRecipe=StudentRecipe(), root:Path|None=None) -> 
     "Whether the tiny student for `recipe` is built and verified in the cache (nothing is built here)."
     return _verified(Path(root or cache_dir()) / 'students' / recipe.key()) is not None
 
-BUNDLED = Path(str(files('agentforge'))) / 'bundled' / 'students'  # students built once and shipped, by recipe key
-
-def _from_bundle(recipe:StudentRecipe, folder:Path) -> Path|None:
-    "Copy the shipped build of `recipe` into `folder` when there is one and it verifies, else None."
-    src = BUNDLED / recipe.key()
-    if not _verified(src): return None
-    with publish_dir(folder) as tmp:  # lesson 01a: readers see the whole folder or none of it
-        for f in src.iterdir(): shutil.copy2(f, tmp / f.name)
-    return folder
+BUNDLED = DURABLE_BUNDLED / 'students'  # students built once and shipped, by recipe key (lesson 01a)
 
 def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root:Path|None=None) -> Path:
     "Return the folder of the tiny student for `recipe`: cached, else copied from a shipped build, else pretrained."
     folder = Path(root or cache_dir()) / 'students' / recipe.key()
     return build_once(folder.parent / f'{folder.name}.lock', lambda: _verified(folder) and folder,
-                      lambda: _from_bundle(recipe, folder) or _build_student(recipe, folder, progress, root))
+                      lambda: copy_verified(BUNDLED / recipe.key(), folder)  # shipped: copied if every hash checks
+                              or _build_student(recipe, folder, progress, root))
 
 def _build_student(recipe:StudentRecipe, folder:Path, progress:bool, root:Path|None) -> Path:
     "Pretrain the student for `recipe` and publish it at `folder` (the caller holds its lock)."

@@ -63,6 +63,32 @@ def test_corrupt_base_is_rebuilt(built, tmp_path):
     assert weights.read_bytes() != bytes(data)
     assert json.loads((again / 'clone.json').read_text())['losses'] == json.loads((folder / 'clone.json').read_text())['losses']
 
+def test_the_shipped_base_is_the_default_recipes_and_verifies():
+    "A change to the recipe, the scripted agents or the system prompt without a new shipped base is caught here."
+    from agentforge.cloning import BUNDLED
+    shipped = [p.name for p in BUNDLED.iterdir() if p.is_dir()]
+    assert shipped == [CloneRecipe().key()], (shipped, CloneRecipe().key())
+    m = verify_checkpoint(BUNDLED / shipped[0])
+    assert m['meta'] == dict(key=shipped[0]) and 'model.safetensors' in m['files']
+    assert json.loads((BUNDLED / shipped[0] / 'clone.json').read_text())['recipe']['steps'] == CloneRecipe().steps
+
+def test_a_fresh_cache_copies_a_shipped_base_and_refuses_a_damaged_one(built, tmp_path, monkeypatch):
+    "The shipped base is copied with no cloning run; one whose hashes fail is ignored and the recipe cloned."
+    import agentforge.cloning as cl
+    root, folder = built
+    shipped = tmp_path / 'bundled'
+    shutil.copytree(folder, shipped / MINI.key())                              # what a maintainer ships
+    monkeypatch.setattr(cl, 'BUNDLED', shipped)
+    runs, build = [], cl._build_agent_base                                     # counts cloning runs, calls through
+    monkeypatch.setattr(cl, '_build_agent_base', lambda *a, **kw: runs.append(1) or build(*a, **kw))
+    got = build_agent_base(MINI, progress=False, root=tmp_path / 'newcomer')
+    assert runs == [] and got == tmp_path / 'newcomer' / MINI.key() / 'step-0'
+    assert verify_checkpoint(got) == verify_checkpoint(folder)                 # the same manifest, byte for byte
+    weights = shipped / MINI.key() / 'model.safetensors'
+    weights.write_bytes(weights.read_bytes()[:-10])                            # a damaged copy of the package
+    again = build_agent_base(MINI, progress=False, root=tmp_path / 'other')
+    assert runs == [1] and verify_checkpoint(again)
+
 def test_clone_pairs_are_what_the_agent_renders_and_samples(episodes, agent):
     eos, n = agent.tok.eos_token_id, 0
     assert {r.brief for r in episodes} == set(MINI.families)

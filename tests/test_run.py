@@ -134,3 +134,24 @@ def test_killed_outer_run_resumes_to_the_uninterrupted_result(tmp_path, base, mo
     assert ids(run_b) == ids(run_a) and len(ids(run_a)) == 6
     turns = lambda run, name: json.loads((run / 'episodes' / name).read_text())['turns']
     assert all(turns(run_a, n) == turns(run_b, n) for n in ids(run_a))   # the same tokens sampled, the same log-probs
+
+
+def test_the_preflight_prices_a_shipped_build_as_a_copy_and_any_other_recipe_as_its_build(tmp_path, monkeypatch):
+    "Both default models ship with the package (lessons 03b, 10a); a run that offers the larger student clones its own."
+    from agentforge.cloning import BUNDLED as AGENTS
+    from agentforge.config import RunConfig
+    from agentforge.run import COSTS_S, build_cost, clone_for, preflight
+    from agentforge.student import BUNDLED as STUDENTS, LARGE, StudentRecipe
+    assert build_cost('student', StudentRecipe(), STUDENTS) == (COSTS_S['student'], 'copied from the shipped build')
+    assert build_cost('agent_base', CloneRecipe(), AGENTS) == (COSTS_S['agent_base'], 'copied from the shipped build')
+    offered = clone_for(RunConfig.of(students=('tiny-student-large',)))
+    assert build_cost('agent_base', offered, AGENTS) == (COSTS_S['agent_base_clone'], 'built')
+    assert build_cost('tiny-student-large', LARGE, STUDENTS) == (COSTS_S['tiny-student-large'], 'built')
+    assert COSTS_S['student'] < 10 and COSTS_S['agent_base'] < 10 < COSTS_S['agent_base_clone'] < COSTS_S['student_pretrain']
+    monkeypatch.setenv('AGENTFORGE_CACHE_DIR', str(tmp_path / 'empty-cache'))   # nothing built here yet
+    said = []
+    pre = preflight(RunConfig.of(steps=1), tmp_path / 'run', say=said.append)
+    text = '\n'.join(said)
+    assert pre['builds'] == dict(student=False, agent_base=False)
+    assert 'student    not here yet: copied from the shipped build first, once' in text
+    assert 'agent_base not here yet: copied from the shipped build first, once' in text

@@ -96,8 +96,9 @@ def test_the_shipped_student_is_the_default_recipe_and_verifies():
     assert man and man['key'] == shipped[0] and all(DEV_BAND[0] <= v <= DEV_BAND[1] for v in man['dev_scores'].values())
 
 def test_the_package_carries_the_shipped_student(tmp_path):
-    """A wheel of the project holds every file of the shipped build, and setuptools builds it without the warning
-    that a data folder is an importable package left out of `packages` (a fresh `make demo` printed it)."""
+    """A wheel of the project holds every file of the shipped builds (student and agent base), and setuptools builds
+    it without the warning that a data folder is an importable package left out of `packages` (a fresh `make demo`
+    printed it)."""
     import subprocess, sys, zipfile
     from pathlib import Path
     from agentforge.student import BUNDLED
@@ -110,7 +111,8 @@ def test_the_package_carries_the_shipped_student(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     assert 'absent from the `packages`' not in p.stdout + p.stderr
     names = set(zipfile.ZipFile(next((tmp_path / 'd').glob('*.whl'))).namelist())
-    shipped = {f"agentforge/bundled/students/{f.parent.name}/{f.name}" for f in BUNDLED.glob('*/*')}
+    shipped = {f"agentforge/{f.relative_to(BUNDLED.parents[1]).as_posix()}" for f in BUNDLED.parent.glob('*/*/*')}
+    assert {n.split('/')[2] for n in shipped} == {'students', 'agents'}                  # lessons 03b and 10a
     assert shipped and shipped <= names, sorted(shipped - names)
 
 def test_a_fresh_cache_copies_a_shipped_build_and_refuses_a_tampered_one(tmp_path, monkeypatch):
