@@ -67,7 +67,9 @@ def test_the_shipped_base_is_the_default_recipes_and_verifies():
     "A change to the recipe, the scripted agents or the system prompt without a new shipped base is caught here."
     from agentforge.cloning import BUNDLED
     shipped = [p.name for p in BUNDLED.iterdir() if p.is_dir()]
-    assert shipped == [CloneRecipe().key()], (shipped, CloneRecipe().key())
+    assert shipped == [CloneRecipe().key()], (
+        f'shipped {shipped}, default recipe {CloneRecipe().key()}: build it (python -c "from agentforge.cloning import '
+        f'build_agent_base; print(build_agent_base())"), copy that step-0 folder to {BUNDLED}/<key>/, remove the old one')
     m = verify_checkpoint(BUNDLED / shipped[0])
     assert m['meta'] == dict(key=shipped[0]) and 'model.safetensors' in m['files']
     assert json.loads((BUNDLED / shipped[0] / 'clone.json').read_text())['recipe']['steps'] == CloneRecipe().steps

@@ -91,7 +91,9 @@ def test_the_shipped_student_is_the_default_recipe_and_verifies():
     "A recipe change without a new shipped build would make every fresh machine pretrain for ~8 minutes: caught here."
     from agentforge.student import BUNDLED
     shipped = [p.name for p in BUNDLED.iterdir() if p.is_dir()]
-    assert shipped == [StudentRecipe().key()], (shipped, StudentRecipe().key())
+    assert shipped == [StudentRecipe().key()], (
+        f'shipped {shipped}, default recipe {StudentRecipe().key()}: build it (agentforge student, ~8 min), copy the cache'
+        f"'s students/<key> folder to {BUNDLED}/<key>/, remove the old one")
     man = _verified(BUNDLED / shipped[0])
     assert man and man['key'] == shipped[0] and all(DEV_BAND[0] <= v <= DEV_BAND[1] for v in man['dev_scores'].values())
 
