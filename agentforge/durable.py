@@ -12,7 +12,7 @@ from pathlib import Path
 # %% auto #0
 __all__ = ['BUNDLED', 'write_atomic', 'fsync_path', 'sha256_file', 'publish_dir', 'build_once', 'CheckpointCorrupt',
            'ResumeMismatch', 'new_checkpoint_dir', 'write_manifest', 'commit_checkpoint', 'save_checkpoint',
-           'verify_checkpoint', 'latest_checkpoint', 'copy_verified', 'open_sqlite']
+           'verify_checkpoint', 'latest_checkpoint', 'verified', 'copy_verified', 'open_sqlite']
 
 # %% ../nbs/01a_durable.ipynb #d7a0e112
 def write_atomic(path:str|Path, # the file to write (its folder is created)
@@ -188,13 +188,17 @@ def latest_checkpoint(ckpt_root, meta:dict|None=None, # refuse (ResumeMismatch) 
 from importlib.resources import files
 BUNDLED = Path(str(files('agentforge'))) / 'bundled'  # builds shipped with the package: students/KEY, agents/KEY
 
+def verified(folder:str|Path) -> dict|None:
+    "The manifest of a complete, unmodified folder that lists at least one file, else None."
+    try: man = verify_checkpoint(folder)
+    except CheckpointCorrupt: return None
+    return man if man['files'] else None
+
 def copy_verified(src:str|Path, # a folder with a manifest (`write_manifest`, `commit_checkpoint`)
                   dest:str|Path, # where the copy is published whole
                  ) -> Path|None:
     "Copy `src` to `dest` when every file matches its manifest; None (nothing copied) when it is missing or damaged."
-    try: man = verify_checkpoint(src)
-    except CheckpointCorrupt: return None
-    if not man['files']: return None
+    if not verified(src): return None
     with publish_dir(dest) as tmp:
         for f in Path(src).iterdir(): shutil.copy2(f, tmp / f.name)
     return Path(dest)

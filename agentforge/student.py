@@ -12,8 +12,8 @@ import torch.nn.functional as F
 from tqdm.auto import tqdm
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from . import __version__
-from .durable import (BUNDLED as DURABLE_BUNDLED, CheckpointCorrupt, build_once, copy_verified, publish_dir,
-                                verify_checkpoint, write_manifest)
+from .durable import (BUNDLED as DURABLE_BUNDLED, build_once, copy_verified, publish_dir, verified,
+                                write_manifest)
 from .tasks import LEVELS, Prompt, as_messages, cache_dir, dev_split, prompt_key
 from .families import FAMILIES, get_family
 from .models import build_tokenizer, load_pretrained, tiny_model
@@ -226,22 +226,16 @@ def dev_profile(model, tok, families=None, k:int=8, seed:int=0, split=dev_split)
     return out
 
 # %% ../nbs/03b_student.ipynb #378561e8
-def _verified(folder:Path) -> dict|None:
-    "The manifest of a complete, unmodified student folder (lesson 01a's manifest), else None."
-    try: man = verify_checkpoint(folder)
-    except CheckpointCorrupt: return None
-    return man if man['files'] else None
-
 def student_ready(recipe:StudentRecipe=StudentRecipe(), root:Path|None=None) -> bool:
     "Whether the tiny student for `recipe` is built and verified in the cache (nothing is built here)."
-    return _verified(Path(root or cache_dir()) / 'students' / recipe.key()) is not None
+    return verified(Path(root or cache_dir()) / 'students' / recipe.key()) is not None
 
 BUNDLED = DURABLE_BUNDLED / 'students'  # students built once and shipped, by recipe key (lesson 01a)
 
 def build_student(recipe:StudentRecipe=StudentRecipe(), progress:bool=True, root:Path|None=None) -> Path:
     "Return the folder of the tiny student for `recipe`: cached, else copied from a shipped build, else pretrained."
     folder = Path(root or cache_dir()) / 'students' / recipe.key()
-    return build_once(folder.parent / f'{folder.name}.lock', lambda: _verified(folder) and folder,
+    return build_once(folder.parent / f'{folder.name}.lock', lambda: verified(folder) and folder,
                       lambda: copy_verified(BUNDLED / recipe.key(), folder)  # shipped: copied if every hash checks
                               or _build_student(recipe, folder, progress, root))
 

@@ -94,7 +94,7 @@ def test_manifests_verify_nested_files_and_refuse_malformed_ones(tmp_path):
 
 def test_a_student_folder_with_an_old_manifest_is_not_trusted(tmp_path):
     "A student cached under the old manifest format (bare hashes) is rebuilt, never loaded unverified."
-    from agentforge.student import _verified
+    from agentforge.durable import verified as _verified
     d = tmp_path / 'students' / 'k'; d.mkdir(parents=True); (d / 'model.safetensors').write_bytes(b'w')
     (d / 'manifest.json').write_text(json.dumps({'key': 'k', 'files': {'model.safetensors': 'deadbeef'}}))
     assert _verified(d) is None

@@ -3,8 +3,9 @@ import shutil
 import pytest
 from agentforge.tasks import dev_split
 from agentforge.families import FAMILIES, get_family
+from agentforge.durable import verified as _verified  # the one check of a manifest (lesson 01a)
 from agentforge.models import WeightsUnavailable, build_tokenizer
-from agentforge.student import (DEV_BAND, StudentRecipe, _verified, build_student, complete, evaluate, load_student,
+from agentforge.student import (DEV_BAND, StudentRecipe, build_student, complete, evaluate, load_student,
                                 pretraining_rows, render_prompt, student_manifest, student_tokenizer)
 
 @pytest.fixture(scope='module')
