@@ -13,7 +13,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent', 'parse_tool_calls',
-           'assistant_message', 'write_spec', 'ScriptedAgent', 'offered_students', 'LMAgent', 'TinyAgent', 'HFAgent']
+           'assistant_message', 'write_spec', 'choices_of', 'ScriptedAgent', 'offered_students', 'next_token',
+           'LMAgent', 'TinyAgent', 'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
 @dataclass
@@ -107,7 +108,7 @@ def write_spec(family:str, # the brief id
             f"{c['temperature']}}}\nresources: {{pool: inner, gpus: 0, max_minutes: 20}}\n")
 
 # %% ../nbs/09_agents.ipynb #0b87d184
-def _choices_of(text:str, family:str) -> dict|None:
+def choices_of(text:str, family:str) -> dict|None:
     "Recover the CHOICES behind a task.yaml this module wrote (None for any other text)."
     return next((c for c in _product() if write_spec(family, c) == text), None)
 
@@ -184,6 +185,21 @@ def act(self:ScriptedAgent, messages:list, tools:list, seed:int) -> Turn:
 import torch
 from .models import lora_config
 
+# %% ../nbs/09_agents.ipynb #00a83ba9
+def next_token(logits_V:torch.Tensor, # (V,) the model's logits for the next position
+               temperature:float, # > 0: sample from softmax(logits / temperature); 0: the most likely token
+               g:torch.Generator, # this row's seeded generator (unused at temperature 0)
+              ) -> tuple: # (token id, its log-prob under the distribution it came from; at temperature 0, under T = 1)
+    "One decoding step: a draw at `temperature`, or at 0 the policy's most likely token (its *mode*, for evaluation)."
+    if temperature == 0:
+        logp_V = torch.log_softmax(logits_V.float().cpu(), -1)
+        t = int(logp_V.argmax())
+    else:
+        logp_V = torch.log_softmax(logits_V.float().cpu() / temperature, -1)
+        t = int(torch.multinomial(logp_V.exp(), 1, generator=g))
+    return t, float(logp_V[t])
+
+
 # %% ../nbs/09_agents.ipynb #edb7a121
 class LMAgent(Agent):
     "A causal LM + LoRA adapter that writes turns by sampling, recording ids and log-probs for the outer loop."
@@ -218,10 +234,9 @@ def sample(self:LMAgent, prompt_ids:list, seed:int) -> tuple:
     out = m(input_ids=torch.tensor([prompt_ids], device=self.device), use_cache=True)
     ids, lps = [], []
     for _ in range(max(0, room)):
-        logp = torch.log_softmax(out.logits[0, -1].float().cpu() / self.temperature, -1)
-        t = int(torch.multinomial(logp.exp(), 1, generator=g))
+        t, lp = next_token(out.logits[0, -1], self.temperature, g)
         ids.append(t)
-        lps.append(float(logp[t]))
+        lps.append(lp)
         if t == eos: break
         out = m(input_ids=torch.tensor([[t]], device=self.device), past_key_values=out.past_key_values, use_cache=True)
     m.train(was_training)
@@ -258,14 +273,14 @@ def sample_batch(self:LMAgent, prompts:list, seeds:list) -> list:
     out = m(input_ids=ids_BL.to(dev), attention_mask=att_BL.to(dev), position_ids=pos_BL.to(dev), use_cache=True)
     res, done, next_B = [([], []) for _ in prompts], [r == 0 for r in room], pos_BL[:, -1] + 1
     while not all(done):
-        logp_BV, toks = torch.log_softmax(out.logits[:, -1].float().cpu() / self.temperature, -1), []
+        toks = []
         for i in range(B):
             if done[i]:
                 toks.append(pad)
                 continue
-            t = int(torch.multinomial(logp_BV[i].exp(), 1, generator=gens[i]))
+            t, lp = next_token(out.logits[i, -1], self.temperature, gens[i])
             res[i][0].append(t)
-            res[i][1].append(float(logp_BV[i, t]))
+            res[i][1].append(lp)
             done[i] = t == eos or len(res[i][0]) >= room[i]
             toks.append(t)
         if all(done): break

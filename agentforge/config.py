@@ -15,10 +15,11 @@ from .durable import write_atomic
 from .families import FAMILIES, family_names, is_family
 
 # %% auto #0
-__all__ = ['CREDITS', 'OuterConfig', 'split_families', 'RunConfig', 'default', 'describe', 'load_config', 'freeze']
+__all__ = ['CREDITS', 'SCHEDULES', 'OuterConfig', 'split_families', 'RunConfig', 'default', 'describe', 'load_config', 'freeze']
 
 # %% ../nbs/10b_config.ipynb #1893e031
 CREDITS = ('turn', 'episode')  # 'turn': each spec by its own outcome; 'episode': every turn by the episode's total
+SCHEDULES = ('balanced', 'iid')  # 'balanced': each step the families trained least so far; 'iid': a fresh draw a step
 
 # %% ../nbs/10b_config.ipynb #1e66dd7a
 @dataclasses.dataclass(frozen=True)
@@ -39,6 +40,7 @@ class OuterConfig:
     loss_agg:str='episode' # 'episode': each episode weighs the same, over its tokens; 'token': each token the same
     seed:int=0 # drives the briefs and episode seeds of every step
     families:tuple=tuple(FAMILIES) # brief ids to draw from
+    schedule:str='balanced' # which briefs a step draws (SCHEDULES): 'balanced' every family equally often, or 'iid'
 
     def __post_init__(self):
         object.__setattr__(self, 'families', tuple(self.families))
@@ -48,6 +50,8 @@ class OuterConfig:
             raise ValueError(f"adv_scale is 'std' or 'none', got {self.adv_scale!r}")
         if self.credit not in CREDITS:
             raise ValueError(f'credit is one of {CREDITS}, got {self.credit!r}')
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f'schedule is one of {SCHEDULES}, got {self.schedule!r}')
         if not 0 <= self.negative_weight <= 1:
             raise ValueError(f'negative_weight must be in [0, 1], got {self.negative_weight}')
         if self.loss_agg not in ('episode', 'token'):

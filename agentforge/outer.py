@@ -17,18 +17,34 @@ from .grpo import Sample, collate, pg_loss, samples_from, token_logprobs, token_
 from .durable import latest_checkpoint, save_checkpoint, write_atomic
 
 # %% auto #0
-__all__ = ['jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state', 'load_state', 'metrics_row', 'read_metrics',
-           'policy_probe', 'progress_text', 'train']
+__all__ = ['step_briefs', 'jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state', 'load_state', 'metrics_row',
+           'read_metrics', 'policy_probe', 'progress_text', 'train']
 
 # %% ../nbs/11_outer.ipynb #2d386001
 def _seed(*parts) -> int: return int.from_bytes(hashlib.sha256(':'.join(map(str, parts)).encode()).digest()[:4], 'big')
 
+def step_briefs(cfg:OuterConfig, step:int) -> list:
+    """The step's briefs, a pure function of (cfg.seed, step). 'iid': `briefs_per_step` drawn afresh each step (no
+    repeats within a step). 'balanced': the families drawn least often so far, ties broken by the step's seeded draw,
+    so every family is trained equally often and none is left out for long."""
+    fams, n = list(cfg.families), cfg.briefs_per_step
+    if cfg.schedule == 'iid':
+        rng = random.Random(_seed('briefs', cfg.seed, step))
+        return rng.sample(fams, n) if n <= len(fams) else rng.choices(fams, k=n)
+    seen = dict.fromkeys(fams, 0)
+    for s in range(step + 1):  # replay the schedule: O(step), and the same answer after a resume
+        rng = random.Random(_seed('briefs', cfg.seed, s))
+        tie, picked = {f: rng.random() for f in fams}, []
+        for _ in range(n):
+            f = min([f for f in fams if f not in picked] or fams, key=lambda f: (seen[f], tie[f]))
+            seen[f] += 1
+            picked.append(f)
+    return picked
+
 def jobs_for_step(cfg:OuterConfig, step:int) -> list:
     "The step's `[(brief, episode seed)]`, group by group: a pure function of (cfg.seed, step)."
-    rng, fams = random.Random(_seed('briefs', cfg.seed, step)), list(cfg.families)
-    n = cfg.briefs_per_step
-    briefs = rng.sample(fams, n) if n <= len(fams) else rng.choices(fams, k=n)
-    return [(b, _seed('episode', cfg.seed, step, g, m)) for g, b in enumerate(briefs) for m in range(cfg.group_size)]
+    return [(b, _seed('episode', cfg.seed, step, g, m))
+            for g, b in enumerate(step_briefs(cfg, step)) for m in range(cfg.group_size)]
 
 # %% ../nbs/11_outer.ipynb #5360264a
 def make_optimizer(agent, cfg:OuterConfig) -> torch.optim.Optimizer:

@@ -18,7 +18,7 @@ from .curve import best_seen, curve_change, curve_table, headroom, plot_curve, s
 from .grading import get_weights
 from .durable import write_atomic
 from .outer import read_metrics
-from .transfer import plot_transfer, save_png, verdict_text
+from .transfer import mode_text, plot_transfer, save_png, verdict_text
 
 # %% auto #0
 __all__ = ['REFERENCE_PEAK', 'METRIC_COLUMNS', 'TRANSFER_COLUMNS', 'reward_components', 'plot_reward', 'plot_attempts',
@@ -234,7 +234,27 @@ def _transfer_section(run_dir:Path, plots:Path)->list[str]:
     return ['## Transfer', '', f"Held out of outer-loop training: {', '.join(v['held'])}{seen}. Fresh evaluation "
             'seeds; means of the episode reward with percentile-bootstrap intervals.', '',
             md_table(rows, TRANSFER_COLUMNS), '',
-            '![transfer](plots/transfer.png)', '', text, '']
+            '![transfer](plots/transfer.png)', '', text, '', *_mode_lines(t.get('mode') or [])]
+
+def _decision(r:dict)->str:
+    "A mode row's reward and decision in a table cell."
+    d = r['decision']
+    what = (f"level {d['level']}, {d['max_steps']} steps at {d['learning_rate']}" if d else
+            'another spec' if r['validated'] else 'no valid spec')
+    return ('ungraded' if r['total'] is None else f"{r['total']:.3f}") + f' ({what})'
+
+def _mode_lines(mode:list[dict])->list[str]:
+    "The modes (lesson 12: one greedy episode per agent and family) as a table, one row per family, and in words."
+    if not mode: return []
+    agents, fams = list(dict.fromkeys(r['agent'] for r in mode)), list(dict.fromkeys(r['brief'] for r in mode))
+    by = {(r['agent'], r['brief']): r for r in mode}
+    held = {r['brief'] for r in mode if r['held']}
+    rows = [dict(family=f + (' (held out)' if f in held else ''),
+                 **{a: _decision(by[(a, f)]) if (a, f) in by else '—' for a in agents}) for f in fams]
+    return ['### The modes: what each agent decides', '',
+            "Each agent once per family at temperature 0 (its most likely spec): the decision beside the samples "
+            "above, one inner job each (no interval; the scoring SD is 0.01–0.03).", '',
+            md_table(rows, {'family': 'family', **{a: a for a in agents}}), '', mode_text(mode), '']
 
 # %% ../nbs/12a_report.ipynb #0727f5b8
 def _curve_section(run_dir:Path, plots:Path, best:dict)->list[str]: # best: curve.best_seen's answer

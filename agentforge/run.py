@@ -6,9 +6,9 @@ and the scripted baselines → `report.md` with plots. This is what `make demo` 
 
 # %% ../nbs/13_run.ipynb #d0e569ea
 from __future__ import annotations
-import json, math, os, shutil, statistics, sys, time
+import copy, json, math, os, shutil, statistics, sys, time
 from pathlib import Path
-from .agents import CHOICES, ScriptedAgent
+from .agents import CHOICES, ScriptedAgent, choices_of
 from .cloning import BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, load_tiny_agent
 from .curve import curve_jobs, curve_row, curve_text
 from .episode import (Budgets, EpisodeEnv, InnerJobsFailed, finish_episodes, job_stats, play_episodes,
@@ -20,11 +20,12 @@ from .report import write_report
 from .runner import close_kept
 from .student import BUNDLED as STUDENTS_SHIPPED, RECIPES, StudentRecipe, build_student, student_ready
 from .tasks import absolute, cache_dir, data_dir
-from .transfer import eval_jobs, evaluate, transfer_table, verdict, verdict_text, write_transfer
+from .transfer import (eval_jobs, evaluate, mode_rows, mode_text, transfer_table, verdict, verdict_text,
+                                 write_transfer)
 
 # %% auto #0
 __all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered', 'train_stage', 'transfer_stage',
-           'agent_name', 'build_cost', 'preflight', 'two_loop', 'progress_summary']
+           'agent_name', 'mode_of', 'spec_decision', 'build_cost', 'preflight', 'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
@@ -87,16 +88,33 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
     env, where = _env(cfg, out, library), out / 'transfer'  # the outer stage's pool: a spec both trained is one job
     def play_fn(agent, jobs): return play_episodes(agent, jobs, where, env, tag=agent_name(agents, agent))
     res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed), play_fn)  # played, not yet trained
-    train_and_grade([r for recs in res.values() for r in recs], where, env)  # every agent's specs in one batch
-    for name, recs in res.items():
-        finish_episodes(agents[name], recs, where, env, tag=name)
-        if progress: print(f'  transfer: {name:18s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
-    v = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic'])
-    write_transfer(out, transfer_table(res, held), v)
+    modes = {n: mode_of(a) for n, a in agents.items() if n != 'scripted-random'}  # one greedy episode a family
+    mres = evaluate(modes, eval_jobs(held + train_fams, 1, cfg.outer.seed),
+                    lambda a, jobs: play_episodes(a, jobs, where, env, tag=agent_name(modes, a) + '-mode'))
+    train_and_grade([r for d in (res, mres) for recs in d.values() for r in recs], where, env)  # one batch
+    for name, recs in [*res.items(), *((f'{n}-mode', rs) for n, rs in mres.items())]:
+        finish_episodes(agents.get(name) or modes[name.removesuffix('-mode')], recs, where, env, tag=name)
+        if progress: print(f'  transfer: {name:23s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
+    v, mode = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic']), \
+        mode_rows(mres, held, decision=spec_decision)
+    if progress: print(f'  transfer: {mode_text(mode)}', file=sys.stderr)
+    write_transfer(out, transfer_table(res, held), v, mode)
     event(out, 'transfer_end')
     return v
 
 def agent_name(agents:dict, agent) -> str: return next(k for k, a in agents.items() if a is agent)
+
+def mode_of(agent):
+    "The agent's mode (lesson 12): an LM agent's copy that decodes greedily, the same weights; a scripted one as is."
+    if not hasattr(agent, 'temperature'): return agent
+    greedy = copy.copy(agent)
+    greedy.temperature = 0
+    return greedy
+
+def spec_decision(rec) -> dict|None:
+    "The scripted space's choices (`agents.CHOICES`) of an episode's validated spec; None: none, or another text."
+    spec = Path(rec.submission or '/nonexistent') / 'task.yaml'
+    return choices_of(spec.read_text(), rec.brief) if spec.is_file() else None
 
 def _jobs_text(st:dict, recs:list) -> str:
     "What a batch of episodes did, in one line: graded episodes and the fate of their inner jobs."
@@ -164,7 +182,8 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict
     builds = {name: (ready, *build_cost(name, r, shipped)) for name, r, ready, shipped in models}
     done = read_metrics(out) if (out / 'metrics.jsonl').exists() else []
     left = max(0, cfg.steps - len(done))
-    n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout]))
+    n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout])) \
+        + 3 * len(FAMILIES)  # and the modes: trained, untrained and heuristic once a family
     evals = {s for s in range(len(done), cfg.steps) if s % cfg.curve_every == 0} | {cfg.steps}
     n_evals = len(evals) if cfg.curve_seeds else 0
     # new inner jobs: one per distinct spec, at most the scripted space on every family (a resumed run measured its own)

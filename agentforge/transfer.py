@@ -17,7 +17,8 @@ from .durable import write_atomic
 
 # %% auto #0
 __all__ = ['EVAL_SEED_OFFSET', 'EVAL_BLOCK', 'REFERENCE_TRANSFER', 'SPLITS', 'eval_jobs', 'bootstrap_ci', 'paired_diff_ci',
-           'evaluate', 'transfer_table', 'verdict_text', 'verdict', 'save_png', 'plot_transfer', 'write_transfer']
+           'evaluate', 'transfer_table', 'verdict_text', 'verdict', 'save_png', 'plot_transfer', 'write_transfer',
+           'mode_rows', 'mode_text']
 
 # %% ../nbs/12_transfer.ipynb #e7fe93a5
 EVAL_SEED_OFFSET = 10**6  # evaluation episode seeds are ≥ this; outer-loop training seeds must stay below it
@@ -227,6 +228,39 @@ def write_transfer(
     out_dir, # folder (a run directory) to write transfer.json into
     table:list[dict], # rows from `transfer_table`
     verdict:dict, # from `verdict`
+    mode:list[dict]|None=None, # rows from `mode_rows` (below), when the run played the modes
 )->Path: # out_dir/transfer.json
-    "Save the transfer table and verdict to out_dir/transfer.json atomically."
-    return write_atomic(Path(out_dir) / 'transfer.json', json.dumps(dict(table=table, verdict=verdict), indent=1))
+    "Save the transfer table, verdict (and the modes' rows) to out_dir/transfer.json atomically."
+    return write_atomic(Path(out_dir) / 'transfer.json',
+                        json.dumps(dict(table=table, verdict=verdict, **({'mode': mode} if mode else {})), indent=1))
+
+# %% ../nbs/12_transfer.ipynb #80aeb847
+def mode_rows(
+    results:dict[str, list], # {label: records}: one greedy episode per family (`evaluate` with temperature-0 agents)
+    held:Sequence[str], # the held-out brief ids: their rows come first
+    decision:Callable|None=None, # record -> what it decided (e.g. its knob choices) or None; None: not read
+)->list[dict]: # [{agent, brief, held, validated, total, decision}]; total None: the episode could not be graded
+    "One row per agent and family: the reward of the policy's mode, and what it decided."
+    hs = set(held)
+    rows = [dict(agent=label, brief=r.brief, held=r.brief in hs, validated=bool(r.validated_on),
+                 total=float(r.reward['total']) if r.reward else None, decision=decision(r) if decision else None)
+            for label, recs in results.items() for r in recs]
+    return sorted(rows, key=lambda r: (not r['held'], r['brief']))  # stable: within a family, the agents' order
+
+def mode_text(rows:list[dict], agent:str='trained', other:str='scripted-heuristic')->str:
+    "Say in words how `agent`'s mode compares with `other`'s: same decision, reward at least as high, held out."
+    by = {(r['agent'], r['brief']): r for r in rows}
+    fams = [f for f in dict.fromkeys(r['brief'] for r in rows) if (agent, f) in by and (other, f) in by]
+    graded = [f for f in fams if by[(agent, f)]['total'] is not None and by[(other, f)]['total'] is not None]
+    if not graded: return f"No family has a graded mode episode of both {agent} and {other}."
+    same = sum(by[(agent, f)]['decision'] is not None and by[(agent, f)]['decision'] == by[(other, f)]['decision']
+               for f in graded)
+    ge = sum(by[(agent, f)]['total'] >= by[(other, f)]['total'] for f in graded)
+    s = (f"The modes (one greedy episode per family): {agent} made the same decision as {other} on {same} of "
+         f"{len(graded)} families and earned at least as much on {ge}")
+    s += f" ({len(fams) - len(graded)} not graded)." if len(graded) < len(fams) else "."
+    for f in (f for f in graded if by[(agent, f)]['held']):
+        s += (f" Held out, {f}: {agent} {by[(agent, f)]['total']:.3f} against {other} {by[(other, f)]['total']:.3f}"
+              f" (one inner job each: a difference within ~0.03 is scoring noise).")
+    return s
+

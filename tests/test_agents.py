@@ -116,7 +116,7 @@ def test_scripted_spec_gets_the_family_completion_room(tmp_path, family):
 def _written(turn:Turn, family:str) -> dict:
     "The choices behind the task.yaml a scripted turn writes (and submits) for `family`."
     assert [c.name for c in turn.tool_calls] == ['write_file', 'submit'] and turn.tool_calls[0].arguments['path'] == 'task.yaml'
-    return agents._choices_of(turn.tool_calls[0].arguments['content'], family)
+    return agents.choices_of(turn.tool_calls[0].arguments['content'], family)
 
 def test_scripted_agent_is_deterministic_for_messages_and_seed():
     a = ScriptedAgent('random')
@@ -235,6 +235,23 @@ def test_act_batch_gives_the_turns_act_gives_one_by_one(lm):
     for a, b in zip(together, alone):
         assert (a.prompt_ids, a.completion_ids, a.text, a.error) == (b.prompt_ids, b.completion_ids, b.text, b.error)
         torch.testing.assert_close(torch.tensor(a.logprobs), torch.tensor(b.logprobs), rtol=0, atol=1e-4)
+
+def test_temperature_zero_writes_the_policys_mode_whatever_the_seed(lm):
+    "Greedy decoding: every token the most likely one (teacher forcing agrees), the seed ignored, batched or not."
+    greedy = LMAgent(lm.model, lm.tok, temperature=0, max_new_tokens=12)
+    a, b = greedy.act(MSGS, [], seed=0), greedy.act(MSGS, [], seed=99)
+    assert a.completion_ids == b.completion_ids and len(a.completion_ids) >= 1
+    ids = torch.tensor([a.prompt_ids + a.completion_ids])
+    with torch.no_grad(): lp = torch.log_softmax(lm.model(input_ids=ids).logits[0, :-1].float(), -1)
+    tail = lp[len(a.prompt_ids) - 1:]
+    assert tail.argmax(-1).tolist() == a.completion_ids                      # the mode, token by token
+    torch.testing.assert_close(tail.max(-1).values, torch.tensor(a.logprobs), rtol=0, atol=1e-4)   # log-probs at T = 1
+    convs = [MSGS, brief_messages('string_ops')]
+    assert [t.completion_ids for t in greedy.act_batch(convs, [], [1, 2])] == \
+        [greedy.act(c, [], 7).completion_ids for c in convs]
+    sampled = {tuple(lm.act(MSGS, [], s).completion_ids) for s in range(4)}   # the same model sampling: seeds matter
+    assert len(sampled) > 1
+
 
 def test_act_batch_gives_a_prompt_past_the_context_its_error_turn(lm):
     n = len(lm.render(MSGS))

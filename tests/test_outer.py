@@ -270,6 +270,30 @@ def test_jobs_for_step():
     assert len({b for b, _ in jobs[:4]}) == 1 and len({b for b, _ in jobs[4:]}) == 1 and jobs[0][0] != jobs[4][0]
     with pytest.raises(ValueError, match='unknown brief'): OuterConfig(families=('nope',))
 
+def test_balanced_schedule_trains_every_family_equally_often_and_never_leaves_one_out_long():
+    """The default schedule takes the families drawn least so far (retro 2026-12-05-a-family-left-out-broke): over 54
+    steps of 2 briefs on 5 families each gets 21 or 22 groups and waits at most 5 steps; seed 0's independent draw
+    gave 18–30 and a 13-step gap. Both are pure functions of (seed, step); 'iid' is the earlier draw, unchanged."""
+    from collections import Counter
+    from agentforge.outer import step_briefs
+    five = OuterConfig(families=('multihop_lookup', 'arithmetic', 'unit_conversion', 'date_math', 'string_ops'))
+    def stats(cfg):
+        draws, last, gap = [step_briefs(cfg, s) for s in range(54)], {}, 0
+        for s, d in enumerate(draws):
+            assert len(set(d)) == len(d) == 2                               # no brief twice in a step
+            for f in d: gap, last[f] = max(gap, s - last.get(f, -1)), s
+        return sorted(Counter(f for d in draws for f in d).values()), gap
+    for seed in (0, 1, 2):
+        counts, gap = stats(dataclasses.replace(five, seed=seed))
+        assert counts[0] >= 21 and counts[-1] <= 22 and gap <= 5
+    assert stats(dataclasses.replace(five, schedule='iid')) == ([18, 19, 20, 21, 30], 13)
+    assert step_briefs(dataclasses.replace(five, schedule='iid'), 30) == ['string_ops', 'multihop_lookup']
+    assert [step_briefs(five, s) for s in (7, 33)] == [step_briefs(OuterConfig(**five.to_json()), s) for s in (7, 33)]
+    many = dataclasses.replace(five, briefs_per_step=7)                     # more groups than families: repeats allowed
+    assert sorted(Counter(step_briefs(many, 0)).values()) == [1, 1, 1, 2, 2]
+    with pytest.raises(ValueError, match='schedule is one of'): OuterConfig(schedule='round-robin')
+
+
 def test_episode_weighting_cancels_a_shared_template():
     """Lesson 11 (retro 2026-11-30-falling-curve-was-the-brief-schedule): a failing episode retries the same turn 3 times, a winning
     one writes it once (advantages -1 and +1). Per-episode weighting gives zero gradient on those shared tokens; a

@@ -171,6 +171,25 @@ def test_write_report_with_transfer(tmp_path):
     assert text.index('## Transfer') < text.index('## Metrics')
     assert "the 'trained' rows" not in text  # no config.yaml: nothing to name
 
+def test_transfer_section_shows_the_modes_when_the_run_played_them(tmp_path):
+    "One row per family (held out first, marked), a cell per agent with its reward and decision, then the sentence."
+    from agentforge.transfer import mode_rows, mode_text
+    run = make_run(tmp_path, synthetic_rows())
+    mk = lambda a, b, x, steps: SimpleNamespace(agent=a, brief=b, seed=0, validated_on=1 if x else None, attempts=1,
+                                                inner=None, reward=dict(total=x, validation=1.0, uplift=x, speed=0.5),
+                                                knobs=dict(level=2, max_steps=steps, learning_rate='3.0e-4') if x else None)
+    res = dict(trained=[mk('t', 'string_ops', 0.7, 16), mk('t', 'date_math', 0.0, 0)],
+               untrained=[mk('u', 'string_ops', 0.5, 16), mk('u', 'date_math', 0.6, 48)])
+    v = verdict(res, ['date_math'], 'trained', 'untrained')
+    mode = mode_rows(res, ['date_math'], decision=lambda r: r.knobs)
+    write_transfer(run, transfer_table(res, ['date_math']), v, mode)
+    text = write_report(run).read_text()
+    assert '### The modes: what each agent decides' in text and mode_text(mode) in text
+    assert '| date_math (held out) | 0.000 (no valid spec) | 0.600 (level 2, 48 steps at 3.0e-4) |' in text
+    assert '| string_ops | 0.700 (level 2, 16 steps at 3.0e-4) | 0.500 (level 2, 16 steps at 3.0e-4) |' in text
+    assert text.index('## Transfer') < text.index('### The modes') < text.index('## Metrics')
+
+
 def test_transfer_section_names_the_trained_families_it_evaluated(tmp_path):
     "The 'trained' rows are the config's eval_trained (string_ops by default), not all five: the report says which."
     from agentforge.config import RunConfig, freeze

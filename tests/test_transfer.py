@@ -13,7 +13,8 @@ import pytest
 from agentforge.families import FAMILIES
 from agentforge.config import split_families
 from agentforge.transfer import (EVAL_BLOCK, EVAL_SEED_OFFSET, REFERENCE_TRANSFER, bootstrap_ci, eval_jobs, evaluate,
-                                 paired_diff_ci, plot_transfer, transfer_table, verdict, write_transfer)
+                                 mode_rows, mode_text, paired_diff_ci, plot_transfer, transfer_table, verdict,
+                                 write_transfer)
 
 PNG = b'\x89PNG\r\n\x1a\n'
 
@@ -233,3 +234,47 @@ def test_write_transfer_keeps_the_old_file_when_the_rename_fails(tmp_path, monke
     with pytest.raises(OSError, match='disk full'): write_transfer(tmp_path, [], {})
     assert (tmp_path / 'transfer.json').read_text() == '{"old": true}'
     assert sorted(x.name for x in tmp_path.iterdir()) == ['transfer.json']
+
+
+# the modes: one greedy episode per agent and family
+def _modes(trained_arith=0.6, trained_cs=0.77, cs_graded=True):
+    knobs = lambda steps: dict(level=2, max_steps=steps, learning_rate='3.0e-4')
+    t = [rec('trained', 'arithmetic', 5, trained_arith), rec('trained', 'customer_support', 5, trained_cs)]
+    h = [rec('h', 'arithmetic', 5, 0.85), rec('h', 'customer_support', 5, 0.78)]
+    t[0].knobs, t[1].knobs, h[0].knobs, h[1].knobs = knobs(16), knobs(48), knobs(48), knobs(48)
+    if not cs_graded: t[1].reward = {}
+    return {'trained': t, 'scripted-heuristic': h}
+
+
+def test_mode_rows_put_the_held_out_family_first_and_read_each_decision():
+    rows = mode_rows(_modes(), ['customer_support'], decision=lambda r: r.knobs)
+    assert [(r['brief'], r['agent'], r['held']) for r in rows] == [
+        ('customer_support', 'trained', True), ('customer_support', 'scripted-heuristic', True),
+        ('arithmetic', 'trained', False), ('arithmetic', 'scripted-heuristic', False)]
+    assert rows[0]['decision'] == dict(level=2, max_steps=48, learning_rate='3.0e-4') and rows[2]['total'] == 0.6
+    assert all(r['decision'] is None for r in mode_rows(_modes(), ['customer_support']))   # no reader: not read
+
+
+def test_mode_text_counts_same_decisions_and_wins_and_names_the_held_out_family():
+    text = mode_text(mode_rows(_modes(), ['customer_support'], decision=lambda r: r.knobs))
+    assert 'same decision as scripted-heuristic on 1 of 2 families and earned at least as much on 0.' in text
+    assert 'Held out, customer_support: trained 0.770 against scripted-heuristic 0.780' in text
+    even = mode_text(mode_rows(_modes(trained_arith=0.85), ['customer_support'], decision=lambda r: r.knobs))
+    assert 'at least as much on 1.' in even
+
+
+def test_mode_text_says_what_could_not_be_graded():
+    "An ungraded mode episode is not counted as a loss or a win: the sentence says it was not graded."
+    text = mode_text(mode_rows(_modes(cs_graded=False), ['customer_support'], decision=lambda r: r.knobs))
+    assert 'on 0 of 1 families and earned at least as much on 0 (1 not graded).' in text and 'Held out' not in text
+    none = {a: [r for r in rs if r.brief == 'customer_support'] for a, rs in _modes(cs_graded=False).items()}
+    assert mode_text(mode_rows(none, ['customer_support'])).startswith('No family has a graded mode episode')
+
+
+def test_write_transfer_keeps_the_mode_rows_when_given(tmp_path):
+    recs = {'trained': [rec('t', 'date_math', 1, 0.5)], 'untrained': [rec('u', 'date_math', 1, 0.4)]}
+    v = verdict(recs, ['date_math'], 'trained', 'untrained')
+    assert 'mode' not in json.loads(write_transfer(tmp_path, transfer_table(recs, ['date_math']), v).read_text())
+    mode = mode_rows(recs, ['date_math'])
+    saved = json.loads(write_transfer(tmp_path, transfer_table(recs, ['date_math']), v, mode).read_text())
+    assert saved['mode'] == mode

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from agentforge.agents import ScriptedAgent
 from agentforge.episode import InnerJobsFailed, job_stats, run_episodes
+from agentforge.families import FAMILIES
 from agentforge.pool import Pool
 from agentforge.tasks import cache_dir
 
@@ -122,6 +123,15 @@ def test_transfer_trains_every_agents_specs_in_one_batch(tmp_path, private_cache
     assert len(jobs) >= 2 and all(j.state == 'done' for j in jobs)
     assert max(j.created for j in jobs) <= min(j.started for j in jobs)   # one batch: all queued, then run
     recs = [json.loads(p.read_text()) for p in sorted((out / 'transfer' / 'episodes').glob('*.json'))]
-    assert sorted({r['id'].split('-0')[0] for r in recs}) == ['scripted-heuristic', 'scripted-random', 'trained',
-                                                              'untrained'] and len(recs) == 8
+    sampled = [r for r in recs if '-mode-' not in r['id']]
+    assert sorted({r['id'].split('-0')[0] for r in sampled}) == ['scripted-heuristic', 'scripted-random', 'trained',
+                                                                 'untrained'] and len(sampled) == 8
+    modes = [r for r in recs if '-mode-' in r['id']]   # one episode per family of every agent but the random one
+    assert sorted({r['id'].split('-mode-')[0] for r in modes}) == ['scripted-heuristic', 'trained', 'untrained']
+    assert len(modes) == 3 * 6 and {r['brief'] for r in modes} == set(FAMILIES)
     assert all(r['reward'] for r in recs if r['validated_on']) and v['held'] == ['string_ops']
+    mode = json.loads((out / 'transfer.json').read_text())['mode']   # the trained stand-in is the heuristic: same specs
+    by = {(m['agent'], m['brief']): m for m in mode}
+    assert len(mode) == 18 and mode[0]['brief'] == 'string_ops' and mode[0]['held']
+    assert all(by[('trained', f)]['decision'] == by[('scripted-heuristic', f)]['decision'] is not None and
+               by[('trained', f)]['decision']['max_steps'] == 48 for f in FAMILIES)
