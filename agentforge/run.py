@@ -113,8 +113,8 @@ def mode_of(agent):
 
 def spec_decision(rec) -> dict|None:
     "The scripted space's choices (`agents.CHOICES`) of an episode's validated spec; None: none, or another text."
-    spec = Path(rec.submission or '/nonexistent') / 'task.yaml'
-    return choices_of(spec.read_text(), rec.brief) if spec.is_file() else None
+    spec = Path(rec.submission) / 'task.yaml' if rec.submission else None
+    return choices_of(spec.read_text(), rec.brief) if spec and spec.is_file() else None
 
 def _jobs_text(st:dict, recs:list) -> str:
     "What a batch of episodes did, in one line: graded episodes and the fate of their inner jobs."
