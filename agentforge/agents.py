@@ -13,7 +13,7 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent', 'parse_tool_calls',
-           'assistant_message', 'write_spec', 'choices_of', 'ScriptedAgent', 'offered_students', 'next_token',
+           'assistant_message', 'write_spec', 'choices_of', 'ScriptedAgent', 'offered_students', 'next_tokens',
            'LMAgent', 'TinyAgent', 'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
@@ -186,19 +186,19 @@ import torch
 from .models import lora_config
 
 # %% ../nbs/09_agents.ipynb #00a83ba9
-def next_token(logits_V:torch.Tensor, # (V,) the model's logits for the next position
-               temperature:float, # > 0: sample from softmax(logits / temperature); 0: the most likely token
-               g:torch.Generator, # this row's seeded generator (unused at temperature 0)
-              ) -> tuple: # (token id, its log-prob under the distribution it came from; at temperature 0, under T = 1)
+def next_tokens(logits_BV:torch.Tensor, # (B, V) the model's logits for each row's next position
+                temperature:float, # > 0: sample from softmax(logits / temperature); 0: the most likely token
+                gens:list, # one seeded torch.Generator per row (unused at temperature 0)
+                rows:list|None=None, # the rows to decode (None: all); the others are skipped
+               ) -> dict: # {row: (token id, its log-prob under the distribution it came from; at temperature 0, T = 1)}
     "One decoding step: a draw at `temperature`, or at 0 the policy's most likely token (its *mode*, for evaluation)."
-    if temperature == 0:
-        logp_V = torch.log_softmax(logits_V.float().cpu(), -1)
-        t = int(logp_V.argmax())
-    else:
-        logp_V = torch.log_softmax(logits_V.float().cpu() / temperature, -1)
-        t = int(torch.multinomial(logp_V.exp(), 1, generator=g))
-    return t, float(logp_V[t])
-
+    logp_BV = torch.log_softmax(logits_BV.float().cpu() / (temperature or 1.0), -1)  # one softmax for the batch
+    out = {}
+    for i in range(len(logp_BV)) if rows is None else rows:
+        t = int(logp_BV[i].argmax()) if temperature == 0 else \
+            int(torch.multinomial(logp_BV[i].exp(), 1, generator=gens[i]))
+        out[i] = (t, float(logp_BV[i, t]))
+    return out
 
 # %% ../nbs/09_agents.ipynb #edb7a121
 class LMAgent(Agent):
@@ -234,7 +234,7 @@ def sample(self:LMAgent, prompt_ids:list, seed:int) -> tuple:
     out = m(input_ids=torch.tensor([prompt_ids], device=self.device), use_cache=True)
     ids, lps = [], []
     for _ in range(max(0, room)):
-        t, lp = next_token(out.logits[0, -1], self.temperature, g)
+        t, lp = next_tokens(out.logits[:, -1], self.temperature, [g])[0]
         ids.append(t)
         lps.append(lp)
         if t == eos: break
@@ -273,12 +273,13 @@ def sample_batch(self:LMAgent, prompts:list, seeds:list) -> list:
     out = m(input_ids=ids_BL.to(dev), attention_mask=att_BL.to(dev), position_ids=pos_BL.to(dev), use_cache=True)
     res, done, next_B = [([], []) for _ in prompts], [r == 0 for r in room], pos_BL[:, -1] + 1
     while not all(done):
+        picked = next_tokens(out.logits[:, -1], self.temperature, gens, [i for i in range(B) if not done[i]])
         toks = []
         for i in range(B):
             if done[i]:
                 toks.append(pad)
                 continue
-            t, lp = next_token(out.logits[i, -1], self.temperature, gens[i])
+            t, lp = picked[i]
             res[i][0].append(t)
             res[i][1].append(lp)
             done[i] = t == eos or len(res[i][0]) >= room[i]

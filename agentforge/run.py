@@ -92,11 +92,12 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
     mres = evaluate(modes, eval_jobs(held + train_fams, 1, cfg.outer.seed),
                     lambda a, jobs: play_episodes(a, jobs, where, env, tag=agent_name(modes, a) + '-mode'))
     train_and_grade([r for d in (res, mres) for recs in d.values() for r in recs], where, env)  # one batch
-    for name, recs in [*res.items(), *((f'{n}-mode', rs) for n, rs in mres.items())]:
-        finish_episodes(agents.get(name) or modes[name.removesuffix('-mode')], recs, where, env, tag=name)
+    played = [(agents[n], n, rs) for n, rs in res.items()] + [(modes[n], f'{n}-mode', rs) for n, rs in mres.items()]
+    for agent, name, recs in played:
+        finish_episodes(agent, recs, where, env, tag=name)
         if progress: print(f'  transfer: {name:23s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
-    v, mode = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic']), \
-        mode_rows(mres, held, decision=spec_decision)
+    v = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic'])
+    mode = mode_rows(mres, held, decision=spec_decision)
     if progress: print(f'  transfer: {mode_text(mode)}', file=sys.stderr)
     write_transfer(out, transfer_table(res, held), v, mode)
     event(out, 'transfer_end')
