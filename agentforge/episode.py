@@ -6,6 +6,7 @@ validated trains the student through the pool; grading turns the result into one
 # %% ../nbs/10_episode.ipynb #2016efeb
 from __future__ import annotations
 import dataclasses, hashlib, json, os, shutil, threading, time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
 from .agents import Agent, Turn, assistant_message
@@ -21,8 +22,9 @@ from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
 __all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv', 'episode_env', 'EpisodeRecord',
-           'ProbeUnavailable', 'unusable_message', 'play', 'play_all', 'InnerJobsFailed', 'train_and_grade',
-           'job_stats', 'check_jobs', 'play_episodes', 'finish_episodes', 'run_episodes', 'agent_tag']
+           'ProbeUnavailable', 'unusable_message', 'play', 'play_all', 'InnerJobsFailed', 'Grading', 'start_grading',
+           'train_and_grade', 'inner_served', 'job_stats', 'check_jobs', 'play_episodes', 'finish_episodes',
+           'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
@@ -239,29 +241,73 @@ def _pool(run_dir:Path, pool_root, slots:int):
     return Pool(pool_root or run_dir / 'pool', capacity={'inner': slots},
                 env=dict(OMP_NUM_THREADS=threads, **state_env()))
 
-def train_and_grade(records:list, run_dir, # the records to grade; the run's folder (its pool: run_dir/pool)
-                    env:EpisodeEnv|None=None, **fields) -> list: # the environment, or its fields (EpisodeEnv)
-    "Phases 2 and 3: run every validated spec's inner job (cache first, then the pool, `slots` at a time) and grade."
-    from agentforge.inner import inner_outcome, submit_inner
-    from agentforge.runner import work
+@dataclass
+class Grading:
+    "A batch's validated specs, their inner jobs queued (`start_grading`): `ended()` never waits, `finish()` grades."
+    records:list  # every record of the batch, in order
+    jobs:dict  # id(record) -> inner.InnerJob, for the records that train
+    pool:object  # the run's Pool
+    env:EpisodeEnv
+    t:float  # when the jobs were queued (time.monotonic)
+
+    def ended(self) -> bool:
+        "Whether every queued job has ended (done, dead or cancelled): the caller can grade without waiting."
+        from agentforge.pool import TERMINAL
+        return all(j.id is None or self.pool.get(j.id).state in TERMINAL for j in self.jobs.values())
+
+    def finish(self) -> list:
+        "Wait for the jobs (the run's serving loop, or a worker loop here until the queue is idle); grade; the records."
+        from agentforge.inner import inner_outcome
+        from agentforge.runner import served, work
+        w, todo = get_weights(self.env.weights), [r for r in self.records if id(r) in self.jobs]
+        if not todo: return self.records
+        ids = [j.id for j in self.jobs.values() if j.id]
+        stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
+        if (s := served(self.pool.root)) is not None: s.wait(ids)  # KeyboardInterrupt after a SIGTERM
+        elif self.pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once, each job a fork
+            work(self.pool, 'inner', slots=self.env.slots, until_idle=True, stop=stop, warm=INNER, keep_warm=True)
+        if stop.is_set():
+            raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
+        for r in todo:
+            _graded(r, inner_outcome(self.pool, self.jobs[id(r)]), w)
+            r.seconds['inner'] = round((time.monotonic() - self.t) / len(todo), 3)  # its share of the wall time
+        return self.records
+
+def start_grading(records:list, run_dir, # the records to grade; the run's folder (its pool: run_dir/pool)
+                  env:EpisodeEnv|None=None, # the environment; or give its fields as keywords
+                  priority:int=0, # of their inner jobs on the pool: higher runs first (a background evaluation: < 0)
+                  **fields) -> Grading:
+    "Phase 2: grade what needs no training now; queue every validated spec's inner job (the cache first)."
+    from agentforge.inner import submit_inner
     env, run_dir = episode_env(env, **fields), absolute(run_dir)
-    w, slots = get_weights(env.weights), env.slots
+    w = get_weights(env.weights)
     todo = [r for r in records if r.validated_on and (w.uplift or w.speed)]
     for r in records:
         if r not in todo: _grade_no_train(r, w)
-    if not todo: return records
-    pool, t = _pool(run_dir, env.pool_root, slots), time.monotonic()
-    jobs = {id(r): submit_inner(pool, r.submission, None, env.seed, env.samples, env.hidden_root,
-                                pool_name='inner') for r in todo}
-    stop = threading.Event()  # set by the pool's SIGTERM handler: then stop the run, don't grade half-run jobs
-    if pool.counts().get('inner', {}).get('queued'):  # warm: torch and TRL imported once a run, each job a fresh fork
-        work(pool, 'inner', slots=slots, until_idle=True, stop=stop, warm=INNER, keep_warm=True)
-    if stop.is_set():
-        raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; the same command resumes')
-    for r in todo:
-        _graded(r, inner_outcome(pool, jobs[id(r)]), w)
-        r.seconds['inner'] = round((time.monotonic() - t) / len(todo), 3)  # its share of the batch's wall time
-    return records
+    pool = _pool(run_dir, env.pool_root, env.slots) if todo else None  # nothing to train: no pool folder
+    jobs = {id(r): submit_inner(pool, r.submission, None, env.seed, env.samples, env.hidden_root, pool_name='inner',
+                                priority=priority) for r in todo}
+    return Grading(records, jobs, pool, env, time.monotonic())
+
+def train_and_grade(records:list, run_dir, # the records to grade; the run's folder (its pool: run_dir/pool)
+                    env:EpisodeEnv|None=None, **fields) -> list: # the environment, or its fields (EpisodeEnv)
+    "Phases 2 and 3: run every validated spec's inner job (cache first, then the pool, `slots` at a time) and grade."
+    return start_grading(records, run_dir, env, **fields).finish()
+
+@contextmanager
+def inner_served(run_dir, env:EpisodeEnv|None=None, **fields): # the run's folder; its environment (or fields)
+    """Serve the run's inner pool from a thread while the block runs (lesson 08c `serving`): `finish` waits there.
+    This process's torch gets the cores the jobs leave (at least one): two torch threads beside two jobs on two cores
+    made the agent's generation 20x slower (10.4 s against 0.5 s a step)."""
+    import torch
+    from agentforge.runner import serving
+    env, run_dir, before = episode_env(env, **fields), absolute(run_dir), torch.get_num_threads()
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) - env.slots))
+    try:
+        with serving(_pool(run_dir, env.pool_root, env.slots), 'inner', env.slots, warm=INNER, keep_warm=True) as s:
+            yield s
+    finally: torch.set_num_threads(before)
+
 
 # %% ../nbs/10_episode.ipynb #4f8c046f
 def job_stats(records:list) -> dict:

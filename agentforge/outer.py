@@ -256,6 +256,12 @@ def policy_probe(agent, # an LMAgent (.model, .tok, .render, .temperature)
     return out
 
 # %% ../nbs/11_outer.ipynb #b66591d5
+class _Ready:
+    "A row that is there already, under the deferred evaluations' protocol: nothing to wait for."
+    def __init__(self, row:dict): self.row = row
+    def ended(self) -> bool: return True
+    def finish(self) -> dict: return self.row
+
 def progress_text(row:dict) -> str:
     "The progress line of a step: its mean reward over graded episodes, and what was not graded, said out loud."
     r = 'n/a' if row.get('reward_mean') is None else f"{row['reward_mean']:.3f}"
@@ -270,7 +276,7 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
           progress:bool=True, # a tqdm bar on stderr
           meta:dict|None=None, # extra settings that must match to resume (e.g. reward weights)
           probe=None, # probe(agent) -> dict, logged as each row's `policy`: the policy that sampled the step
-          evaluate=None, # evaluate(agent, step) -> dict, appended to curve.jsonl: the fixed evaluation
+          evaluate=None, # evaluate(agent, step) -> a curve.jsonl row, or a deferred one (.ended(), .finish() -> row)
           eval_every:int=5, # evaluate before every `eval_every`-th step's rollout and after the last update
          ) -> list: # every metrics row of the run
     "Run or resume the outer loop up to `cfg.steps`: rollout, group, update, log a metrics row, checkpoint."
@@ -285,17 +291,27 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
     _write_rows(run_dir / 'metrics.jsonl', kept('metrics.jsonl', start), 'w')
     curve = kept('curve.jsonl', start + 1)  # the evaluation at step `start` saw the same adapter: kept
     if evaluate: _write_rows(run_dir / 'curve.jsonl', curve, 'w')
-    def fixed_eval(step):  # under saved RNG states: evaluating never changes what training samples
+    waiting = []  # evaluations not yet written, oldest first: rows go to curve.jsonl in step order
+    def collect(block:bool):  # write every evaluation that has ended (block: wait for all)
+        while waiting and (block or waiting[0].ended()):
+            curve.append(waiting.pop(0).finish())
+            _write_rows(run_dir / 'curve.jsonl', curve[-1:], 'a')
+    def fixed_eval(step, who):  # under saved RNG states: evaluating never changes what training samples
         if not evaluate or any(r['step'] == step for r in curve): return
         rng = _rng_state()
-        curve.append(evaluate(agent, step))
+        res = evaluate(who, step)
         _set_rng_state(rng)
-        _write_rows(run_dir / 'curve.jsonl', curve[-1:], 'a')
+        if res is None:  # only when resuming (who is None): nothing it played was kept
+            return print(f'fixed evaluation at step {step} LOST: it had not finished when the run stopped and '
+                         'nothing it played was kept; the curve has no row for it', file=sys.stderr)
+        waiting.append(res if hasattr(res, 'finish') else _Ready(res))
+        collect(False)
+    for k in range(0, start, eval_every): fixed_eval(k, None)  # deferred ones a stop cut short: from what they played
     init = None if start else _snapshot(agent)  # put back on Ctrl-C until the first checkpoint exists
     bar = tqdm(total=cfg.steps, initial=start, desc='outer GRPO', unit='step', file=sys.stderr, disable=not progress)
     try:
         for step in range(start, cfg.steps):
-            if step % eval_every == 0: fixed_eval(step)
+            if step % eval_every == 0: fixed_eval(step, agent)
             t0, jobs = time.monotonic(), jobs_for_step(cfg, step)
             records = list(rollout(agent, jobs, step))
             if len(records) != len(jobs):
@@ -309,7 +325,9 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
             init = None
             bar.update(1)
             bar.set_postfix_str(progress_text(row))
-        fixed_eval(cfg.steps)
+            collect(False)
+        fixed_eval(cfg.steps, agent)
+        collect(True)
     except KeyboardInterrupt:
         if init is not None: _restore(agent, init)  # so the next call starts where this one did
         raise

@@ -143,6 +143,9 @@ def submit(self:Pool, fn:str, # 'module:function', importable by the job process
             db.execute("UPDATE jobs SET state='queued', attempts=0, not_before=0, error=NULL, finished=NULL, cancel=0, "
                        'priority=? WHERE id=?', (priority, jid))
             _event(db, jid, 'resubmitted', detail=f"was {old['state']}")
+        elif old['state'] in ('queued', 'failed') and db.execute(  # waiting, and now wanted sooner: it moves up
+                'UPDATE jobs SET priority=? WHERE id=? AND priority<?', (priority, jid, priority)).rowcount:
+            _event(db, jid, 'reprioritized', detail=f'priority {priority}')
     return jid
 
 # %% ../nbs/08_pool.ipynb #5efd99ea

@@ -11,8 +11,9 @@ from pathlib import Path
 from .agents import CHOICES, ScriptedAgent, choices_of
 from .cloning import BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, load_tiny_agent
 from .curve import curve_jobs, curve_row, curve_text
-from .episode import (Budgets, EpisodeEnv, InnerJobsFailed, finish_episodes, job_stats, play_episodes,
-                                run_episodes, train_and_grade)
+from .durable import write_atomic
+from .episode import (Budgets, EpisodeEnv, EpisodeRecord, InnerJobsFailed, episode_env, finish_episodes,
+                                inner_served, job_stats, play_episodes, run_episodes, start_grading, train_and_grade)
 from .families import FAMILIES
 from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
@@ -24,8 +25,9 @@ from .transfer import (eval_jobs, evaluate, mode_rows, mode_text, transfer_table
                                  write_transfer)
 
 # %% auto #0
-__all__ = ['COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered', 'train_stage', 'transfer_stage',
-           'agent_name', 'mode_of', 'spec_decision', 'build_cost', 'preflight', 'two_loop', 'progress_summary']
+__all__ = ['EVAL_PRIORITY', 'COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered', 'train_stage',
+           'DeferredEval', 'deferred_eval', 'transfer_stage', 'agent_name', 'mode_of', 'spec_decision', 'build_cost',
+           'preflight', 'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
@@ -58,21 +60,46 @@ def train_stage(cfg:RunConfig, out, progress:bool=True, clone:CloneRecipe|None=N
     agent = load_tiny_agent(clone, progress=progress, temperature=cfg.temperature)
     def rollout(agent, jobs, step):
         return run_episodes(agent, jobs, out, _env(cfg, out, library), step=step)
-    def fixed_eval(agent, step):  # lesson 12c: the same first-attempt episodes on every family
-        t, jobs = time.monotonic(), curve_jobs(FAMILIES, cfg.curve_seeds, cfg.outer.seed)
-        recs = run_episodes(agent, jobs, out / 'curve', _env(cfg, out, library), step=step,
-                            budgets=Budgets(max_attempts=1), tag='curve')
-        row = curve_row(step, recs, round(time.monotonic() - t, 1))
-        if progress:  # tqdm.write: a line of its own above the outer loop's progress bar
-            from tqdm.auto import tqdm
-            tqdm.write(f'  fixed eval {curve_text(row, [cfg.holdout])}', file=sys.stderr)
-        return row
-    rows = train(agent, cfg.outer, out, rollout, progress=progress,
-                 meta=dict(weights=cfg.weights, clone=clone.key()),
-                 probe=lambda a: policy_probe(a, list(FAMILIES), students=cfg.students),  # the held-out one too
-                 evaluate=fixed_eval if cfg.curve_seeds else None, eval_every=cfg.curve_every)
+    def fixed_eval(who, step):  # lesson 12c, graded in the background; who None: resuming, finish what was played
+        return deferred_eval(cfg, out, agent, step, who is not None, library, progress)
+    with inner_served(out, _env(cfg, out, library)):  # the steps' jobs first; the evaluations' fill the idle slots
+        rows = train(agent, cfg.outer, out, rollout, progress=progress,
+                     meta=dict(weights=cfg.weights, clone=clone.key()),
+                     probe=lambda a: policy_probe(a, list(FAMILIES), students=cfg.students),  # the held-out one too
+                     evaluate=fixed_eval if cfg.curve_seeds else None, eval_every=cfg.curve_every)
     event(out, 'outer_end', steps=len(rows))
     return agent, rows
+
+# %% ../nbs/13_run.ipynb #abcf4360
+EVAL_PRIORITY = -1  # the fixed evaluation's inner jobs queue below the training steps' (priority 0)
+
+class DeferredEval:
+    "A fixed evaluation played and queued (`deferred_eval`): `ended()` never waits; `finish()` grades, returns the row."
+    def __init__(self, step:int, grading, agent, where:Path, t:float|None, held:str|None): # held None: print nothing
+        self.step, self.grading, self.agent, self.where, self.t, self.held = step, grading, agent, where, t, held
+    def ended(self) -> bool: return self.grading.ended()
+    def finish(self) -> dict:
+        recs = finish_episodes(self.agent, self.grading.finish(), self.where, self.grading.env, tag='curve')
+        row = curve_row(self.step, recs, None if self.t is None else round(time.monotonic() - self.t, 1))
+        if self.held:  # tqdm.write: a line of its own above the outer loop's progress bar
+            from tqdm.auto import tqdm
+            tqdm.write(f'  fixed eval {curve_text(row, [self.held])}', file=sys.stderr)
+        return row
+
+def deferred_eval(cfg:RunConfig, out:Path, agent, # the run's agent (its library source)
+                  step:int, play:bool=True, # play now with the agent's adapter; False (resuming): what was kept
+                  library=None, progress:bool=True) -> DeferredEval|None:
+    "Lesson 12c's fixed evaluation at `step`, played now, graded later; None if `play` is False and nothing was kept."
+    where, kept = out / 'curve', out / 'curve' / 'played' / f'step-{step:03d}.json'
+    env, t = episode_env(_env(cfg, out, library), step=step, budgets=Budgets(max_attempts=1)), time.monotonic()
+    if play:
+        recs = play_episodes(agent, curve_jobs(FAMILIES, cfg.curve_seeds, cfg.outer.seed), where, env, tag='curve')
+        write_atomic(kept, json.dumps([r.to_json() for r in recs]))  # a stop before its row: the resumed run grades it
+    elif kept.exists(): recs, t = [EpisodeRecord.from_json(d) for d in json.loads(kept.read_text())], None
+    else: return None
+    return DeferredEval(step, start_grading(recs, where, env, priority=EVAL_PRIORITY), agent, where, t,
+                        cfg.holdout if progress else None)
+
 
 # %% ../nbs/13_run.ipynb #e17710af
 def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneRecipe|None=None, # as in train_stage

@@ -7,14 +7,15 @@ three commands that operate it: status, worker, drain."""
 # %% ../nbs/08c_runner.ipynb #c273e4cc
 from __future__ import annotations
 import atexit, logging, os, secrets, signal, threading, time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from .attempt import outcome, start_attempt
-from .pool import STATES, Job, Pool
+from .pool import STATES, TERMINAL, Job, Pool
 from .warm import Warm
 
 # %% auto #0
-__all__ = ['close_kept', 'work', 'status_table', 'run_worker', 'drain']
+__all__ = ['close_kept', 'work', 'Served', 'served', 'serving', 'status_table', 'run_worker', 'drain']
 
 # %% ../nbs/08c_runner.ipynb #48631455
 def _log():
@@ -162,6 +163,61 @@ def work(p:Pool, # the queue to serve
         undo()
         if warm_box and warm_box[0] and not keep_warm: warm_box[0].close()
     return stats
+
+# %% ../nbs/08c_runner.ipynb #7a84a052
+_SERVED, _SERVED_LOCK = {}, threading.Lock()  # pool root -> the Served loop of this process
+
+class Served:
+    "A pool's loop running in a thread of this process (`serving`): wait there for jobs it runs."
+    def __init__(self, p:Pool, stop:threading.Event):
+        self.p, self.stop, self.error, self.signalled = p, stop, None, False
+    def ended(self, jids) -> bool:
+        "Whether every job in `jids` has ended (done, dead or cancelled): never blocks."
+        return all(self.p.get(j).state in TERMINAL for j in jids)
+    def wait(self, jids, poll_s:float=0.05):
+        "Block until every job in `jids` has ended; KeyboardInterrupt once SIGTERM stopped the loop."
+        left = list(jids)
+        while left:
+            if self.error is not None: raise RuntimeError(f'the pool loop failed: {self.error!r}') from self.error
+            if self.stop.is_set(): raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; '
+                                                           'the same command resumes')
+            left = [j for j in left if self.p.get(j).state not in TERMINAL]
+            if left: time.sleep(poll_s)
+
+def served(root) -> Served|None:
+    "The loop serving the pool at `root` from a thread of this process, if one is running."
+    with _SERVED_LOCK: return _SERVED.get(str(Path(root).resolve()))
+
+@contextmanager
+def serving(p:Pool, pool:str='inner', slots:int|None=None, # as in work
+            warm:tuple|None=None, keep_warm:bool=False): # as in work: the warm process starts here, before the thread
+    "Serve `pool` from a thread while the block runs; yield its `Served`. SIGTERM stops it and interrupts the block."
+    if warm is not None and keep_warm: _kept_warm(warm, p.env)  # this thread starts it: it outlives the loop's thread
+    stop, key = threading.Event(), str(p.root.resolve())
+    s = Served(p, stop)
+    def on_term(*_):
+        s.signalled = True
+        stop.set()
+    prev = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
+    def loop():
+        try: work(p, pool, slots, until_idle=False, stop=stop, warm=warm, keep_warm=keep_warm, poll_s=0.02)
+        except BaseException as e:  # said by the next wait
+            s.error = e
+            stop.set()
+    th = threading.Thread(target=loop, name=f'serve-{pool}', daemon=True)
+    with _SERVED_LOCK:
+        if key in _SERVED: raise RuntimeError(f'{p.root} is already served by this process')
+        _SERVED[key] = s
+    th.start()
+    try:
+        yield s
+        if s.signalled: raise KeyboardInterrupt('SIGTERM: the pool loop stopped; the same command resumes')
+    finally:
+        stop.set()
+        th.join()
+        with _SERVED_LOCK: _SERVED.pop(key, None)
+        if prev is not None: signal.signal(signal.SIGTERM, prev)
+
 
 # %% ../nbs/08c_runner.ipynb #23789fc3
 def status_table(root) -> str:

@@ -1,5 +1,6 @@
 "Fixtures shared by several test modules (pytest finds this file itself)."
 import pytest, torch
+from agentforge.tasks import cache_dir
 
 @pytest.fixture(scope='module')
 def one_thread():
@@ -20,3 +21,14 @@ def no_kept_warm_process():
     yield
     from agentforge.runner import close_kept
     close_kept()
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    "A private result cache and data dir (so jobs really run), sharing only the built tiny student."
+    cache = tmp_path / 'cache'; cache.mkdir()
+    (cache_dir() / 'students').mkdir(parents=True, exist_ok=True)
+    (cache / 'students').symlink_to(cache_dir() / 'students', target_is_directory=True)
+    monkeypatch.setenv('AGENTFORGE_CACHE_DIR', str(cache))
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
+    return cache

@@ -8,18 +8,6 @@ from agentforge.agents import ScriptedAgent
 from agentforge.episode import InnerJobsFailed, job_stats, run_episodes
 from agentforge.families import FAMILIES
 from agentforge.pool import Pool
-from agentforge.tasks import cache_dir
-
-
-@pytest.fixture
-def private_cache(tmp_path, monkeypatch):
-    "A private result cache and data dir (so jobs really run), sharing only the built tiny student."
-    cache = tmp_path / 'cache'; cache.mkdir()
-    (cache_dir() / 'students').mkdir(parents=True, exist_ok=True)
-    (cache / 'students').symlink_to(cache_dir() / 'students', target_is_directory=True)
-    monkeypatch.setenv('AGENTFORGE_CACHE_DIR', str(cache))
-    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(tmp_path / 'platform'))
-    return cache
 
 
 class ScorerKiller:
