@@ -300,8 +300,11 @@ def inner_served(run_dir, env:EpisodeEnv|None=None, **fields): # the run's folde
     This process's torch gets the cores the jobs leave (at least one): two torch threads beside two jobs on two cores
     made the agent's generation 20x slower (10.4 s against 0.5 s a step)."""
     import torch
-    from agentforge.runner import serving
+    from agentforge.runner import served, serving
     env, run_dir, before = episode_env(env, **fields), absolute(run_dir), torch.get_num_threads()
+    if (s := served(Path(env.pool_root or run_dir / 'pool'))) is not None:  # an enclosing block serves it: that one
+        yield s
+        return
     torch.set_num_threads(max(1, (os.cpu_count() or 1) - env.slots))
     try:
         with serving(_pool(run_dir, env.pool_root, env.slots), 'inner', env.slots, warm=INNER, keep_warm=True) as s:

@@ -8,8 +8,10 @@ and the scripted baselines → `report.md` with plots. This is what `make demo` 
 from __future__ import annotations
 import copy, json, math, os, shutil, statistics, sys, time
 from pathlib import Path
+import torch
 from .agents import CHOICES, ScriptedAgent, choices_of
-from .cloning import BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, load_tiny_agent
+from .cloning import (BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, build_agent_base,
+                                load_tiny_agent)
 from .curve import curve_jobs, curve_row, curve_text
 from .durable import write_atomic
 from .episode import (Budgets, EpisodeEnv, EpisodeRecord, InnerJobsFailed, episode_env, finish_episodes,
@@ -25,9 +27,10 @@ from .transfer import (eval_jobs, evaluate, mode_rows, mode_text, transfer_table
                                  write_transfer)
 
 # %% auto #0
-__all__ = ['EVAL_PRIORITY', 'COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered', 'train_stage',
-           'DeferredEval', 'deferred_eval', 'transfer_stage', 'agent_name', 'mode_of', 'spec_decision', 'build_cost',
-           'preflight', 'two_loop', 'progress_summary']
+__all__ = ['EVAL_PRIORITY', 'BASELINE_PRIORITY', 'COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered',
+           'train_stage', 'DeferredEval', 'deferred_eval', 'transfer_agents', 'transfer_jobs', 'queue_baselines',
+           'transfer_stage', 'agent_name', 'mode_of', 'spec_decision', 'build_cost', 'preflight', 'two_loop',
+           'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
@@ -102,22 +105,58 @@ def deferred_eval(cfg:RunConfig, out:Path, agent, # the run's agent (its library
 
 
 # %% ../nbs/13_run.ipynb #e17710af
+BASELINE_PRIORITY = -2  # the transfer's untrained and scripted agents' jobs: below the evaluations', any idle slot
+
+def transfer_agents(cfg:RunConfig, clone:CloneRecipe, trained=None) -> tuple: # trained None: the baselines only
+    "The transfer stage's agents {name: agent} and their modes {name: greedy copy} (`mode_of`; not scripted random)."
+    with torch.random.fork_rng(devices=[]):  # the untrained agent's fresh LoRA draws; what training draws stays as is
+        untrained = load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained')
+    agents = dict(**({} if trained is None else dict(trained=trained)), untrained=untrained,
+                  **{f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')})
+    return agents, {n: mode_of(a) for n, a in agents.items() if n != 'scripted-random'}
+
+def transfer_jobs(cfg:RunConfig) -> tuple:
+    "(sampled, greedy) jobs: `eval_per_family` fresh seeds on the held-out and `eval_trained` families; one per family."
+    train_fams, held = split_families(cfg.holdout)
+    fams = held + [f for f in cfg.eval_trained if f in train_fams]
+    return eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed), eval_jobs(held + train_fams, 1, cfg.outer.seed)
+
+def _kept(where:Path, name:str) -> Path: return where / 'played' / f'{name}.json'
+
+def queue_baselines(cfg:RunConfig, out, clone:CloneRecipe|None=None, library=None) -> tuple: # as in train_stage
+    """Play the transfer's untrained and scripted agents (and modes) now, keep what they played, and queue their inner
+    jobs below everything else: no training changes them. Return (episodes played, new jobs queued); (0, 0): kept."""
+    out, clone = absolute(out), clone or clone_for(cfg)
+    env, where, n, queued = _env(cfg, out, library), out / 'transfer', 0, set()
+    agents, modes = transfer_agents(cfg, clone)
+    sampled, greedy = transfer_jobs(cfg)
+    for name, agent, jobs in [*((n, a, sampled) for n, a in agents.items()),
+                              *((f'{n}-mode', a, greedy) for n, a in modes.items())]:
+        if _kept(where, name).exists(): continue
+        recs = play_episodes(agent, jobs, where, env, tag=name)
+        write_atomic(_kept(where, name), json.dumps([r.to_json() for r in recs]))
+        queued |= {j.id for j in start_grading(recs, where, env, priority=BASELINE_PRIORITY).jobs.values() if j.id}
+        n += len(recs)
+    return n, len(queued)
+
 def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneRecipe|None=None, # as in train_stage
                    library=None) -> dict: # library: as in train_stage
     "Evaluate trained, untrained and scripted agents on fresh briefs; write transfer.json; return the verdict."
     out, clone = absolute(out), clone or clone_for(cfg)
     event(out, 'transfer_start')
-    train_fams, held = split_families(cfg.holdout)
-    fams = held + [f for f in cfg.eval_trained if f in train_fams]
-    untrained = load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained')
-    agents = dict(trained=trained, untrained=untrained,
-                  **{f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')})
+    _, held = split_families(cfg.holdout)
+    agents, modes = transfer_agents(cfg, clone, trained)
+    sampled, greedy = transfer_jobs(cfg)
     env, where = _env(cfg, out, library), out / 'transfer'  # the outer stage's pool: a spec both trained is one job
-    def play_fn(agent, jobs): return play_episodes(agent, jobs, where, env, tag=agent_name(agents, agent))
-    res = evaluate(agents, eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed), play_fn)  # played, not yet trained
-    modes = {n: mode_of(a) for n, a in agents.items() if n != 'scripted-random'}  # one greedy episode a family
-    mres = evaluate(modes, eval_jobs(held + train_fams, 1, cfg.outer.seed),
-                    lambda a, jobs: play_episodes(a, jobs, where, env, tag=agent_name(modes, a) + '-mode'))
+    def player(names:dict, suffix:str=''):  # what `queue_baselines` kept is read back; the trained agent plays now
+        def play(agent, jobs):
+            name = agent_name(names, agent) + suffix
+            kept = _kept(where, name) if agent is not trained and agent is not modes.get('trained') else None
+            if kept and kept.exists(): return [EpisodeRecord.from_json(d) for d in json.loads(kept.read_text())]
+            return play_episodes(agent, jobs, where, env, tag=name)
+        return play
+    res = evaluate(agents, sampled, player(agents))  # played, not yet trained
+    mres = evaluate(modes, greedy, player(modes, '-mode'))  # one greedy episode a family
     train_and_grade([r for d in (res, mres) for recs in d.values() for r in recs], where, env)  # one batch
     played = [(agents[n], n, rs) for n, rs in res.items()] + [(modes[n], f'{n}-mode', rs) for n, rs in mres.items()]
     for agent, name, recs in played:
@@ -252,10 +291,17 @@ def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clo
         f"  held out: {', '.join(held)}; reward weights: {cfg.weights}")
     event(out, 'run_start', steps=cfg.steps)
     try:
-        agent, rows = train_stage(cfg, out, progress, clone, library)
-        peak = max((r['reward_mean'] for r in rows if r.get('reward_mean') is not None), default=None)
-        say(f"  outer loop done: {progress_summary(rows)}; peak mean reward {'n/a' if peak is None else f'{peak:.3f}'}")
-        v = transfer_stage(cfg, out, agent, progress, clone, library)
+        with inner_served(out, _env(cfg, out, library)):  # one pool loop for the whole run: every stage's jobs share it
+            build_offered(cfg.students, progress)  # what the baselines' jobs train, and their agent base: built first
+            build_agent_base(clone or clone_for(cfg), progress)
+            n, queued = queue_baselines(cfg, out, clone, library)
+            if n: say(f"  transfer baselines (untrained, scripted): {n} episodes played now; {queued} new inner jobs "
+                      "queued below training's, to run in idle slots (the transfer stage reads them back)")
+            agent, rows = train_stage(cfg, out, progress, clone, library)
+            peak = max((r['reward_mean'] for r in rows if r.get('reward_mean') is not None), default=None)
+            say(f"  outer loop done: {progress_summary(rows)}; peak mean reward "
+                f"{'n/a' if peak is None else f'{peak:.3f}'}")
+            v = transfer_stage(cfg, out, agent, progress, clone, library)
     except InnerJobsFailed as e:
         event(out, 'run_failed', error=str(e))
         report = write_report(out, title='agentforge two-loop run (STOPPED)')

@@ -123,3 +123,26 @@ def test_transfer_trains_every_agents_specs_in_one_batch(tmp_path, private_cache
     assert len(mode) == 18 and mode[0]['brief'] == 'string_ops' and mode[0]['held']
     assert all(by[('trained', f)]['decision'] == by[('scripted-heuristic', f)]['decision'] is not None and
                by[('trained', f)]['decision']['max_steps'] == 48 for f in FAMILIES)
+
+
+def test_baselines_play_before_training_and_the_transfer_reads_them_back(tmp_path, monkeypatch):
+    """`queue_baselines` plays the untrained and scripted agents (and their modes) before the outer stage and keeps what
+    they played; the transfer stage reads that back and plays only the trained agent; a second call plays nothing.
+    Validation-only weights: nothing trains here (the jobs' queueing is `test_truth`'s slow tests' and lesson 13's)."""
+    import agentforge.run as run
+    monkeypatch.setattr(run, 'load_tiny_agent', lambda *a, **kw: ScriptedAgent('random'))  # the 'untrained' agent
+    cfg = run.RunConfig.of(holdout='string_ops', eval_per_family=2, eval_trained=(), weights='mock')
+    out = tmp_path / 'r'
+    out.mkdir()
+    assert run.queue_baselines(cfg, out) == (3 * 2 + 2 * 6, 0)  # three agents x 2 episodes, two modes x 6; none trains
+    kept = sorted(p.stem for p in (out / 'transfer' / 'played').glob('*.json'))
+    assert kept == ['scripted-heuristic', 'scripted-heuristic-mode', 'scripted-random', 'untrained', 'untrained-mode']
+    assert run.queue_baselines(cfg, out) == (0, 0)  # kept: a resumed run does not play them again
+    work = out / 'transfer' / 'work'
+    before = {p.name: p.stat().st_mtime_ns for p in work.iterdir()}
+    run.transfer_stage(cfg, out, ScriptedAgent('heuristic'), progress=False)
+    after = {p.name: p.stat().st_mtime_ns for p in work.iterdir()}
+    assert all(after[n] == t for n, t in before.items())  # nothing the baselines played was played again
+    assert {n.split('-0')[0].split('-mode')[0] for n in set(after) - set(before)} == {'trained'}
+    recs = [json.loads(p.read_text()) for p in (out / 'transfer' / 'episodes').glob('*.json')]
+    assert len(recs) == 4 * 2 + 3 * 6 and all(r['reward'] for r in recs)  # every agent's episodes, all graded
