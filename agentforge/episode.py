@@ -21,10 +21,10 @@ from .reuse import MAX_EXAMPLES, examples_note, offer_examples, pick_examples
 from .workspace import TOOL_SCHEMAS, Workspace
 
 # %% auto #0
-__all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv', 'episode_env', 'EpisodeRecord',
-           'ProbeUnavailable', 'unusable_message', 'play', 'play_all', 'InnerJobsFailed', 'Grading', 'start_grading',
-           'train_and_grade', 'inner_served', 'job_stats', 'check_jobs', 'play_episodes', 'finish_episodes',
-           'run_episodes', 'agent_tag']
+__all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv', 'episode_env', 'EpisodeRecord', 'save_records',
+           'load_records', 'ProbeUnavailable', 'unusable_message', 'play', 'play_all', 'InnerJobsFailed', 'Grading',
+           'start_grading', 'train_and_grade', 'inner_served', 'job_stats', 'check_jobs', 'play_episodes',
+           'finish_episodes', 'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
@@ -109,6 +109,15 @@ class EpisodeRecord:
     def save(self, folder) -> Path:
         "Write `folder/<id>.json` atomically."
         return write_atomic(Path(folder) / f'{self.id}.json', json.dumps(self.to_json()))
+
+def save_records(path, records:list) -> Path:
+    "Write records (played, perhaps not graded yet) to one JSON file atomically: what a resumed run reads back."
+    return write_atomic(path, json.dumps([r.to_json() for r in records]))
+
+def load_records(path) -> list|None:
+    "The records `save_records` wrote at `path`; None if there is no such file."
+    path = Path(path)
+    return [EpisodeRecord.from_json(d) for d in json.loads(path.read_text())] if path.exists() else None
 
 # %% ../nbs/10_episode.ipynb #2cff323f
 class ProbeUnavailable(RuntimeError):
@@ -298,7 +307,7 @@ def train_and_grade(records:list, run_dir, # the records to grade; the run's fol
 def inner_served(run_dir, env:EpisodeEnv|None=None, **fields): # the run's folder; its environment (or fields)
     """Serve the run's inner pool from a thread while the block runs (lesson 08c `serving`): `finish` waits there.
     This process's torch gets the cores the jobs leave (at least one): two torch threads beside two jobs on two cores
-    made the agent's generation 20x slower (10.4 s against 0.5 s a step)."""
+    made the agent's generation 12x slower (10.4 s against 0.9 s at step 0)."""
     import torch
     from agentforge.runner import served, serving
     env, run_dir, before = episode_env(env, **fields), absolute(run_dir), torch.get_num_threads()

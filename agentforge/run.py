@@ -13,9 +13,9 @@ from .agents import CHOICES, ScriptedAgent, choices_of
 from .cloning import (BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, build_agent_base,
                                 load_tiny_agent)
 from .curve import curve_jobs, curve_row, curve_text
-from .durable import write_atomic
-from .episode import (Budgets, EpisodeEnv, EpisodeRecord, InnerJobsFailed, episode_env, finish_episodes,
-                                inner_served, job_stats, play_episodes, run_episodes, start_grading, train_and_grade)
+from .episode import (Budgets, EpisodeEnv, InnerJobsFailed, episode_env, finish_episodes, inner_served,
+                                job_stats, load_records, play_episodes, run_episodes, save_records, start_grading,
+                                train_and_grade)
 from .families import FAMILIES
 from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
@@ -97,9 +97,9 @@ def deferred_eval(cfg:RunConfig, out:Path, agent, # the run's agent (its library
     env, t = episode_env(_env(cfg, out, library), step=step, budgets=Budgets(max_attempts=1)), time.monotonic()
     if play:
         recs = play_episodes(agent, curve_jobs(FAMILIES, cfg.curve_seeds, cfg.outer.seed), where, env, tag='curve')
-        write_atomic(kept, json.dumps([r.to_json() for r in recs]))  # a stop before its row: the resumed run grades it
-    elif kept.exists(): recs, t = [EpisodeRecord.from_json(d) for d in json.loads(kept.read_text())], None
-    else: return None
+        save_records(kept, recs)  # a stop before its row: the resumed run grades it
+    elif (recs := load_records(kept)) is None: return None
+    else: t = None
     return DeferredEval(step, start_grading(recs, where, env, priority=EVAL_PRIORITY), agent, where, t,
                         cfg.holdout if progress else None)
 
@@ -134,7 +134,7 @@ def queue_baselines(cfg:RunConfig, out, clone:CloneRecipe|None=None, library=Non
                               *((f'{n}-mode', a, greedy) for n, a in modes.items())]:
         if _kept(where, name).exists(): continue
         recs = play_episodes(agent, jobs, where, env, tag=name)
-        write_atomic(_kept(where, name), json.dumps([r.to_json() for r in recs]))
+        save_records(_kept(where, name), recs)
         queued |= {j.id for j in start_grading(recs, where, env, priority=BASELINE_PRIORITY).jobs.values() if j.id}
         n += len(recs)
     return n, len(queued)
@@ -148,12 +148,10 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
     agents, modes = transfer_agents(cfg, clone, trained)
     sampled, greedy = transfer_jobs(cfg)
     env, where = _env(cfg, out, library), out / 'transfer'  # the outer stage's pool: a spec both trained is one job
-    def player(names:dict, suffix:str=''):  # what `queue_baselines` kept is read back; the trained agent plays now
+    def player(names:dict, suffix:str=''):  # what `queue_baselines` kept is read back (never the trained agent's)
         def play(agent, jobs):
             name = agent_name(names, agent) + suffix
-            kept = _kept(where, name) if agent is not trained and agent is not modes.get('trained') else None
-            if kept and kept.exists(): return [EpisodeRecord.from_json(d) for d in json.loads(kept.read_text())]
-            return play_episodes(agent, jobs, where, env, tag=name)
+            return load_records(_kept(where, name)) or play_episodes(agent, jobs, where, env, tag=name)
         return play
     res = evaluate(agents, sampled, player(agents))  # played, not yet trained
     mres = evaluate(modes, greedy, player(modes, '-mode'))  # one greedy episode a family

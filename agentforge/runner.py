@@ -169,18 +169,17 @@ _SERVED, _SERVED_LOCK = {}, threading.Lock()  # pool root -> the Served loop of 
 
 class Served:
     "A pool's loop running in a thread of this process (`serving`): wait there for jobs it runs."
-    def __init__(self, p:Pool, stop:threading.Event):
-        self.p, self.stop, self.error, self.signalled = p, stop, None, False
-    def ended(self, jids) -> bool:
-        "Whether every job in `jids` has ended (done, dead or cancelled): never blocks."
-        return all(self.p.get(j).state in TERMINAL for j in jids)
+    def __init__(self, p:Pool, stop:threading.Event): self.p, self.stop, self.error = p, stop, None
+    def check(self):
+        "Raise if the loop stopped under the block: its error, or KeyboardInterrupt once SIGTERM stopped it."
+        if self.error is not None: raise RuntimeError(f'the pool loop failed: {self.error!r}') from self.error
+        if self.stop.is_set(): raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; '
+                                                       'the same command resumes')
     def wait(self, jids, poll_s:float=0.05):
-        "Block until every job in `jids` has ended; KeyboardInterrupt once SIGTERM stopped the loop."
+        "Block until every job in `jids` has ended (done, dead or cancelled); `check` between looks."
         left = list(jids)
         while left:
-            if self.error is not None: raise RuntimeError(f'the pool loop failed: {self.error!r}') from self.error
-            if self.stop.is_set(): raise KeyboardInterrupt('SIGTERM while inner jobs ran: stopped before grading; '
-                                                           'the same command resumes')
+            self.check()
             left = [j for j in left if self.p.get(j).state not in TERMINAL]
             if left: time.sleep(poll_s)
 
@@ -194,29 +193,27 @@ def serving(p:Pool, pool:str='inner', slots:int|None=None, # as in work
     "Serve `pool` from a thread while the block runs; yield its `Served`. SIGTERM stops it and interrupts the block."
     if warm is not None and keep_warm: _kept_warm(warm, p.env)  # this thread starts it: it outlives the loop's thread
     stop, key = threading.Event(), str(p.root.resolve())
-    s = Served(p, stop)
-    def on_term(*_):
-        s.signalled = True
-        stop.set()
-    prev = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
+    s, undo = Served(p, stop), _on_sigterm(stop)  # the handler in this (main) thread: the loop's thread cannot
     def loop():
         try: work(p, pool, slots, until_idle=False, stop=stop, warm=warm, keep_warm=keep_warm, poll_s=0.02)
-        except BaseException as e:  # said by the next wait
+        except BaseException as e:  # said by the next check
             s.error = e
             stop.set()
     th = threading.Thread(target=loop, name=f'serve-{pool}', daemon=True)
     with _SERVED_LOCK:
-        if key in _SERVED: raise RuntimeError(f'{p.root} is already served by this process')
+        if key in _SERVED:
+            undo()
+            raise RuntimeError(f'{p.root} is already served by this process')
         _SERVED[key] = s
     th.start()
     try:
         yield s
-        if s.signalled: raise KeyboardInterrupt('SIGTERM: the pool loop stopped; the same command resumes')
+        s.check()  # a SIGTERM (or a failed loop) after the block's last wait still stops the run
     finally:
         stop.set()
         th.join()
         with _SERVED_LOCK: _SERVED.pop(key, None)
-        if prev is not None: signal.signal(signal.SIGTERM, prev)
+        undo()
 
 
 # %% ../nbs/08c_runner.ipynb #23789fc3
