@@ -15,10 +15,12 @@ from .durable import write_atomic
 from .families import FAMILIES, family_names, is_family
 
 # %% auto #0
-__all__ = ['CREDITS', 'SCHEDULES', 'OuterConfig', 'split_families', 'RunConfig', 'default', 'describe', 'load_config', 'freeze']
+__all__ = ['CREDITS', 'ENTROPY_ON', 'SCHEDULES', 'OuterConfig', 'split_families', 'RunConfig', 'default', 'describe',
+           'load_config', 'freeze']
 
 # %% ../nbs/10b_config.ipynb #1893e031
 CREDITS = ('turn', 'episode')  # 'turn': each spec by its own outcome; 'episode': every turn by the episode's total
+ENTROPY_ON = ('decisions', 'all')  # where an entropy bonus applies: the tokens that write a knob's value, or every one
 SCHEDULES = ('balanced', 'iid')  # 'balanced': each step the families trained least so far; 'iid': a fresh draw a step
 
 # %% ../nbs/10b_config.ipynb #1e66dd7a
@@ -38,6 +40,9 @@ class OuterConfig:
     negative_weight:float=0.0 # scale of below-baseline advantages: 1 is GRPO; 0 reinforces only what beat its group
     epochs:int=2 # optimizer steps over the same samples (PPO epochs): after the first, the clip has something to clip
     loss_agg:str='episode' # 'episode': each episode weighs the same, over its tokens; 'token': each token the same
+    entropy:float=0.0 # weight of an entropy bonus (0: none): keeps the policy's choices open (retros/*-other-corner-*)
+    entropy_on:str='decisions' # ENTROPY_ON: 'decisions', the tokens that write a knob's value; 'all' sampled tokens
+    entropy_steps:int=0 # the bonus falls linearly to 0 at this step (0: the same weight every step)
     seed:int=0 # drives the briefs and episode seeds of every step
     families:tuple=tuple(FAMILIES) # brief ids to draw from
     schedule:str='balanced' # which briefs a step draws (SCHEDULES): 'balanced' every family equally often, or 'iid'
@@ -52,6 +57,10 @@ class OuterConfig:
             raise ValueError(f'credit is one of {CREDITS}, got {self.credit!r}')
         if self.schedule not in SCHEDULES:
             raise ValueError(f'schedule is one of {SCHEDULES}, got {self.schedule!r}')
+        if self.entropy < 0 or self.entropy_steps < 0:
+            raise ValueError(f'entropy and entropy_steps must be >= 0, got {self.entropy}, {self.entropy_steps}')
+        if self.entropy_on not in ENTROPY_ON:
+            raise ValueError(f'entropy_on is one of {ENTROPY_ON}, got {self.entropy_on!r}')
         if not 0 <= self.negative_weight <= 1:
             raise ValueError(f'negative_weight must be in [0, 1], got {self.negative_weight}')
         if self.loss_agg not in ('episode', 'token'):

@@ -102,12 +102,18 @@ def token_logprobs(model, # a causal LM (here a peft model)
                    input_ids_BT:torch.Tensor, # (B, T) token ids, right-padded
                    attention_mask_BT:torch.Tensor, # (B, T) 1 on real tokens
                    temperature:float=1.0, # the sampling temperature the log-probs must match
-                  ) -> torch.Tensor: # (B, T) log p(token t | tokens < t); 0 at position 0
+                   entropy:bool=False, # also return each position's entropy (nats) of the tempered distribution
+                  ) -> torch.Tensor|tuple: # (B, T) log p(token t | tokens < t), 0 at position 0; or (that, entropy)
     "Log-prob of each token given the tokens before it (fp32, logits / temperature); position 0 gets 0."
     logits_BTV = model(input_ids=input_ids_BT, attention_mask=attention_mask_BT).logits
-    rows = [(logits_BTV[i, :-1].float() / temperature).log_softmax(-1).gather(-1, input_ids_BT[i, 1:, None])[:, 0]
-            for i in range(len(input_ids_BT))]  # one row at a time: bounded fp32 memory
-    return torch.cat([torch.zeros_like(input_ids_BT[:, :1], dtype=torch.float32), torch.stack(rows)], 1)
+    lp, ent = [], []
+    for i in range(len(input_ids_BT)):  # one row at a time: bounded fp32 memory
+        lsm_TV = (logits_BTV[i, :-1].float() / temperature).log_softmax(-1)
+        lp.append(lsm_TV.gather(-1, input_ids_BT[i, 1:, None])[:, 0])
+        if entropy: ent.append(-(lsm_TV.exp() * lsm_TV).sum(-1))
+    zero = torch.zeros_like(input_ids_BT[:, :1], dtype=torch.float32)
+    logp_BT = torch.cat([zero, torch.stack(lp)], 1)
+    return (logp_BT, torch.cat([zero, torch.stack(ent)], 1)) if entropy else logp_BT
 
 # %% ../nbs/11a_grpo.ipynb #e945af6c
 def pg_loss(logp_BT:torch.Tensor, # (B, T) log-probs under the current policy (with grad)
@@ -118,8 +124,11 @@ def pg_loss(logp_BT:torch.Tensor, # (B, T) log-probs under the current policy (w
             ref_logp_BT:torch.Tensor|None=None, # (B, T) log-probs under the base model, for the KL term
             beta:float=0.0, # weight of the k3 KL to the base
             weight_BT:torch.Tensor|None=None, # (B, T) each token's weight in the loss; None: the masked mean
+            entropy_BT:torch.Tensor|None=None, # (B, T) each position's entropy under the current policy (with grad)
+            ent_coef:float=0.0, # weight of the entropy bonus (subtracted from the loss)
+            entropy_mask_BT:torch.Tensor|None=None, # (B, T) 1 where the bonus applies (within mask_BT); None: mask_BT
            ) -> tuple: # (loss, stats)
-    """PPO's clipped surrogate (plus beta * k3 KL to the base), negated,
+    """PPO's clipped surrogate (plus beta * k3 KL to the base, minus ent_coef * entropy), negated,
     as a weighted sum over masked tokens (default: their mean)."""
     m_BT, A_B1 = mask_BT.bool(), adv_B[:, None]
     ratio_BT = torch.exp(torch.where(m_BT, logp_BT - old_logp_BT, 0.0))  # where, not *: exact 0 gradient off the mask
@@ -133,6 +142,11 @@ def pg_loss(logp_BT:torch.Tensor, # (B, T) log-probs under the current policy (w
         kl_BT = torch.exp(d_BT) - d_BT - 1  # k3, as TRL
         loss_BT = loss_BT + beta * kl_BT
         stats['kl'] = torch.where(m_BT, kl_BT * w_BT, 0.0).sum().item()
+    if entropy_BT is not None:
+        e_BT = m_BT & (m_BT if entropy_mask_BT is None else entropy_mask_BT.bool())
+        loss_BT = loss_BT - ent_coef * torch.where(e_BT, entropy_BT, 0.0)
+        ne = int(e_BT.sum())
+        stats.update(entropy=torch.where(e_BT, entropy_BT, 0.0).sum().item() / max(ne, 1), entropy_tokens=ne)
     loss = torch.where(m_BT, loss_BT * w_BT, 0.0).sum()
     return loss, {'loss': loss.item(), **stats}
 

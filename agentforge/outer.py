@@ -17,8 +17,9 @@ from .grpo import Sample, collate, pg_loss, samples_from, token_logprobs, token_
 from .durable import latest_checkpoint, save_checkpoint, write_atomic
 
 # %% auto #0
-__all__ = ['step_briefs', 'jobs_for_step', 'make_optimizer', 'update', 'run_meta', 'save_state', 'load_state', 'metrics_row',
-           'read_metrics', 'policy_probe', 'progress_text', 'train']
+__all__ = ['step_briefs', 'jobs_for_step', 'make_optimizer', 'entropy_weight', 'decision_keys', 'decision_mask', 'update',
+           'run_meta', 'save_state', 'load_state', 'metrics_row', 'read_metrics', 'policy_probe', 'progress_text',
+           'train']
 
 # %% ../nbs/11_outer.ipynb #2d386001
 def _seed(*parts) -> int: return int.from_bytes(hashlib.sha256(':'.join(map(str, parts)).encode()).digest()[:4], 'big')
@@ -52,10 +53,39 @@ def make_optimizer(agent, cfg:OuterConfig) -> torch.optim.Optimizer:
     return torch.optim.AdamW([p for p in agent.model.parameters() if p.requires_grad], lr=cfg.learning_rate,
                              weight_decay=0.0)
 
+# %% ../nbs/11_outer.ipynb #c5c81c1b
+def entropy_weight(cfg:OuterConfig, step:int) -> float:
+    "The entropy bonus's weight at `step`: `cfg.entropy`, falling linearly to 0 at `cfg.entropy_steps` if that is set."
+    if not cfg.entropy_steps: return cfg.entropy
+    return cfg.entropy * max(0.0, 1.0 - step / cfg.entropy_steps)
+
+def decision_keys(agent, briefs) -> set:
+    """The token ids after which a turn writes a knob's value (`agents.CHOICES`), read from the cloned turn of each
+    brief: where two options' turns first differ, the token before."""
+    keys = set()
+    for brief in briefs:
+        for knob, opts in CHOICES.items():
+            seqs = [_turn_ids(agent, brief, {knob: o})[1] for o in opts]
+            at = [i for i in range(min(map(len, seqs))) if len({s[i] for s in seqs}) > 1]
+            if len(at) != 1 or len(set(map(len, seqs))) != 1:
+                raise ValueError(f"entropy_on='decisions' needs each {knob} option written as one token at one place "
+                                 f"of the turn (the cloned agent's shared number tokens, lesson 10a); this tokenizer "
+                                 f"writes them differing at positions {at[:6]}: use entropy_on='all'")
+            keys.add(seqs[0][at[0] - 1])
+    return keys
+
+def decision_mask(input_ids_BT:torch.Tensor, keys:set) -> torch.Tensor:
+    "(B, T) 1 at each position whose previous token is one of `keys`: the positions that sample a knob's value."
+    prev_BT = torch.cat([torch.full_like(input_ids_BT[:, :1], -1), input_ids_BT[:, :-1]], 1)
+    return torch.isin(prev_BT, torch.tensor(sorted(keys), device=input_ids_BT.device)).float()
+
+
 # %% ../nbs/11_outer.ipynb #863db26c
 def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temperature
            groups:list, # [[record, ...], ...] one list per group
-           cfg:OuterConfig, optimizer:torch.optim.Optimizer) -> dict:
+           cfg:OuterConfig, optimizer:torch.optim.Optimizer,
+           step:int=0, # the outer step (an entropy bonus with `cfg.entropy_steps` falls with it)
+          ) -> dict:
     "GRPO on the adapter: samples, then `cfg.epochs` micro-batched passes (token weights from `cfg.loss_agg`)."
     t0, model, samples = time.monotonic(), agent.model, samples_from(groups, cfg.adv_scale, cfg.credit,
                                                                 cfg.negative_weight)
@@ -67,23 +97,29 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
     w_S = token_weights(samples, cfg.loss_agg)
     batches = [{k: v.to(dev) for k, v in collate(samples[i:i + cfg.micro_batch], agent.tok.pad_token_id).items()}
                for i in range(0, len(samples), cfg.micro_batch)]
+    coef = entropy_weight(cfg, step)
+    keys = decision_keys(agent, cfg.families) if coef and cfg.entropy_on == 'decisions' else None
     for epoch in range(cfg.epochs):  # epoch 0: ratio 1 everywhere; later epochs see the moved policy, and the clip acts
-        tot = {}
+        tot, ents = {}, []
         optimizer.zero_grad(set_to_none=True)
         for i, b in zip(range(0, len(samples), cfg.micro_batch), batches):
             ref = None
             if cfg.beta:
                 with torch.no_grad(), model.disable_adapter():
                     ref = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
-            logp = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp)
+            logp, ent = token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp, entropy=True) \
+                if coef else (token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp), None)
             w_B = torch.tensor(w_S[i:i + cfg.micro_batch], device=dev)
             wt_BT = b['loss_mask_BT'] * w_B[:, None]  # the token weights sum to 1 over the step
+            em = None if cfg.entropy_on == 'all' or not coef else decision_mask(b['input_ids_BT'], keys)
             loss, st = pg_loss(logp, b['old_logp_BT'], b['adv_B'], b['loss_mask_BT'], cfg.clip_eps, ref, cfg.beta,
-                               wt_BT)
+                               wt_BT, ent, coef, em)
             loss.backward()
             for k in ('loss', 'kl'):
                 if k in st: tot[k] = tot.get(k, 0.0) + st[k]
+            if 'entropy' in st: ents.append((st['entropy'], st['entropy_tokens']))
             tot['clip_frac'] = tot.get('clip_frac', 0.0) + st['clip_frac'] * st['tokens'] / n_tok
+        if ents: tot['entropy'] = sum(e * n for e, n in ents) / max(sum(n for _, n in ents), 1)
         gn = float(torch.nn.utils.clip_grad_norm_(params, cfg.max_grad_norm))
         if not math.isfinite(gn):  # stepping would poison the adapter
             out.update(skipped=True, error='non-finite gradient norm')
@@ -91,7 +127,8 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
             break
         optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-    return {**out, **tot, 'grad_norm': gn, 'epochs': epoch + 1, 'seconds_update': time.monotonic() - t0}
+    return {**out, **tot, 'grad_norm': gn, 'epochs': epoch + 1, 'entropy_coef': coef,
+            'seconds_update': time.monotonic() - t0}
 
 # %% ../nbs/11_outer.ipynb #b768a2e6
 def run_meta(cfg:OuterConfig, agent, extra:dict|None=None) -> dict:
@@ -176,7 +213,8 @@ def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
                 validation_first_try_rate=_mean([float(r.validated_on == 1) for r in recs]),
                 attempts_mean=_mean([r.attempts for r in recs]),
                 reward_std_group=_mean([t.std().item() for t in tot_G]),
-                zero_std_groups=sum(bool((t == t[0]).all()) for t in tot_G), kl=stats.get('kl'), loss=stats['loss'],
+                zero_std_groups=sum(bool((t == t[0]).all()) for t in tot_G), kl=stats.get('kl'),
+                entropy=stats.get('entropy'), loss=stats['loss'],
                 grad_norm=stats['grad_norm'], clip_frac=stats.get('clip_frac'), samples=stats['samples'],
                 tokens_per_episode=_mean([r.tokens for r in every]),
                 jobs={k: v for k, v in jobs.items() if k != 'first_failure'},
@@ -318,7 +356,7 @@ def train(agent, cfg:OuterConfig, run_dir, rollout, # rollout(agent, jobs, step)
                 raise ValueError(f'rollout returned {len(records)} records for {len(jobs)} jobs')
             groups = [records[i:i + cfg.group_size] for i in range(0, len(records), cfg.group_size)]
             policy = probe(agent) if probe else None  # before the update: the policy these episodes came from
-            row = metrics_row(step, groups, update(agent, groups, cfg, opt), time.monotonic() - t0)
+            row = metrics_row(step, groups, update(agent, groups, cfg, opt, step), time.monotonic() - t0)
             if probe: row['policy'] = policy
             _write_rows(run_dir / 'metrics.jsonl', [row], 'a')
             save_state(run_dir, step, agent, opt, m)

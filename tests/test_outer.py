@@ -7,6 +7,8 @@ from types import SimpleNamespace
 import pytest, torch
 from agentforge import grpo, outer
 from agentforge.grpo import Sample, collate, group_advantages, pg_loss, samples_from, token_logprobs
+from agentforge.agents import CHOICES, write_spec
+from agentforge.episode import brief_messages
 from agentforge.outer import OuterConfig, jobs_for_step, make_optimizer, read_metrics, train, update
 from agentforge.durable import ResumeMismatch
 
@@ -100,6 +102,67 @@ def test_negative_weight_scales_what_fell_below_the_group():
     for bad in (-0.1, 1.5):
         with pytest.raises(ValueError, match='negative_weight'): OuterConfig(negative_weight=bad)
 
+def test_entropy_bonus_by_hand_and_it_spreads_the_policy():
+    "pg_loss subtracts ent_coef x the masked mean entropy; token_logprobs' entropy is the tempered distribution's."
+    logp, mask, adv, old = torch.zeros(1, 3), torch.tensor([[0., 1, 1]]), torch.tensor([1.]), torch.zeros(1, 3)
+    ent = torch.tensor([[9.0, 0.5, 1.5]])                                       # position 0 is off the mask
+    base, _ = pg_loss(logp, old, adv, mask)
+    loss, st = pg_loss(logp, old, adv, mask, entropy_BT=ent, ent_coef=0.1)
+    close(st['entropy'], 1.0)
+    close(loss.item(), base.item() - 0.1 * 1.0)
+    agent = tiny_agent()
+    ids = torch.tensor([agent.tok.encode('arithmetic: abc')])
+    lp, h = token_logprobs(agent.model, ids, torch.ones_like(ids), 2.0, entropy=True)
+    close(lp, token_logprobs(agent.model, ids, torch.ones_like(ids), 2.0))   # the same log-probs either way
+    with torch.no_grad(): p = (agent.model(input_ids=ids).logits[0, 3].float() / 2.0).softmax(-1)
+    close(h[0, 4].item(), -(p * p.log()).sum().item(), eps=1e-4)
+    recs = rollout(tiny_agent(), jobs_for_step(CFG, 0), 0)
+    b = collate(samples_from([recs[:4], recs[4:]]), 0)
+    def spread(coef):  # after 4 updates on the same step: the stats and the mean entropy over its sampled tokens
+        agent = tiny_agent(); cfg = dataclasses.replace(CFG, entropy=coef, entropy_on='all', epochs=1)
+        opt = make_optimizer(agent, cfg)
+        for _ in range(4): st = update(agent, [recs[:4], recs[4:]], cfg, opt)
+        with torch.no_grad(): _, h = token_logprobs(agent.model, b['input_ids_BT'], b['attention_mask_BT'], 1.0, True)
+        return st, (h * b['loss_mask_BT']).sum().item() / b['loss_mask_BT'].sum().item()
+    (off, h_off), (on, h_on) = spread(0.0), spread(1.0)
+    assert 'entropy' not in off and on['entropy'] > 0                          # computed only when it is used
+    assert h_on > h_off                                                         # the bonus kept the policy wider
+    with pytest.raises(ValueError, match='entropy'): OuterConfig(entropy=-0.1)
+    with pytest.raises(ValueError, match='entropy_on'): OuterConfig(entropy_on='knobs')
+    falls = OuterConfig(entropy=1.0, entropy_steps=10)
+    assert [outer.entropy_weight(falls, k) for k in (0, 5, 10, 20)] == [1.0, 0.5, 0.0, 0.0]
+
+def test_the_decision_bonus_acts_on_the_knob_values_only_and_keeps_them_open():
+    "decision_mask marks the tokens that write a knob's value; the bonus there slows the policy's commitment."
+    from agentforge.agents import LMAgent
+    from agentforge.models import build_tokenizer, tiny_model
+    byte_tok = build_tokenizer()
+    with pytest.raises(ValueError, match="entropy_on='all'"):   # bytes: '1.0e-5' and '1.0e-4' differ in their last byte
+        outer.decision_keys(LMAgent(tiny_model('agent', seed=0, tok=byte_tok), byte_tok), ['arithmetic'])
+    texts = [byte_tok.apply_chat_template(brief_messages(b) + [dict(role='assistant', content=write_spec(b, {k: o}))],
+                                          tokenize=False) for b in ('date_math', 'arithmetic') for k, os in CHOICES.items()
+             for o in os]
+    tok = build_tokenizer(texts * 8, vocab_size=1024, numbers=True)  # as the cloned agent's: whole number tokens
+    make = lambda: LMAgent(tiny_model('agent', seed=0, tok=tok), tok, lora=dict(r=4, alpha=8))
+    agent = make()
+    keys = outer.decision_keys(agent, ['date_math', 'arithmetic'])
+    p, c = outer._turn_ids(agent, 'arithmetic', {'level': 3, 'max_steps': 16, 'learning_rate': '3.0e-3'})
+    m = outer.decision_mask(torch.tensor([p + c]), keys)[0, len(p):]
+    assert tok.convert_ids_to_tokens([t for t, on in zip(c, m.tolist()) if on]) == ['3', '16', '3.0e-3']
+    def taught(coef):  # P(learning rate 1.0e-4) after 3 updates that reward only it
+        agent = make()
+        turns = {o: outer._turn_ids(agent, 'date_math', {'learning_rate': o}) for o in CHOICES['learning_rate']}
+        cfg = dataclasses.replace(CFG, learning_rate=1e-2, epochs=1, negative_weight=1.0, entropy=coef)
+        opt = make_optimizer(agent, cfg)
+        for _ in range(3):
+            recs = [Record('date_math', 0, [dict(prompt_ids=p, completion_ids=c, logprobs=_lp(agent, p, c))],
+                           dict(total=float(o == '1.0e-4'))) for o, (p, c) in turns.items()]
+            st = update(agent, [recs], cfg, opt)
+        return st, outer.policy_probe(agent, ['date_math'])['date_math']['learning_rate']['1.0e-4']
+    (off, p_off), (on, p_on) = taught(0.0), taught(5.0)
+    assert on['entropy'] > 0 and 'entropy' not in off and on['entropy_coef'] == 5.0
+    assert p_on < p_off                                                          # the bonus held the choice open
+
 def test_masked_tokens_get_zero_gradient():
     logp = torch.randn(3, 7).requires_grad_()
     mask = (torch.rand(3, 7) > 0.5).float(); mask[0, 0] = 1
@@ -165,6 +228,12 @@ def test_epochs_step_the_optimizer_each_and_let_the_clip_act():
     assert {v['step'].item() for v in opt.state.values()} == {3.0}
     with pytest.raises(ValueError, match='empty run'): OuterConfig(epochs=0)
 
+def _lp(agent, p, c) -> list:
+    "Log-probs of completion `c` after prompt `p` under the agent now (what sampling would have recorded)."
+    ids = torch.tensor([p + c])
+    with torch.no_grad(): l = agent.model(input_ids=ids).logits[0, :-1].float().log_softmax(-1)
+    return l[len(p) - 1:].gather(-1, ids[0, len(p):, None])[:, 0].tolist()
+
 def test_policy_probe_reads_what_the_update_teaches():
     "Reward the turn that writes learning rate 1.0e-4 over the other options: the probe's P(1.0e-4) must rise."
     from agentforge.agents import CHOICES, LMAgent
@@ -176,14 +245,10 @@ def test_policy_probe_reads_what_the_update_teaches():
     assert all(abs(sum(p.values()) - 1) < 1e-3 for b in before.values() for p in b.values())
     assert set(before['date_math']) == set(CHOICES)
     turns = {o: outer._turn_ids(agent, 'date_math', {'learning_rate': o}) for o in CHOICES['learning_rate']}
-    def lp(p, c):
-        ids = torch.tensor([p + c])
-        with torch.no_grad(): l = agent.model(input_ids=ids).logits[0, :-1].float().log_softmax(-1)
-        return l[len(p) - 1:].gather(-1, ids[0, len(p):, None])[:, 0].tolist()
     cfg = dataclasses.replace(CFG, learning_rate=1e-2, epochs=1, negative_weight=1.0)  # GRPO: the other options down too
     opt = make_optimizer(agent, cfg)
     for _ in range(3):
-        recs = [Record('date_math', 0, [dict(prompt_ids=p, completion_ids=c, logprobs=lp(p, c))], dict(total=float(o == '1.0e-4')))
+        recs = [Record('date_math', 0, [dict(prompt_ids=p, completion_ids=c, logprobs=_lp(agent, p, c))], dict(total=float(o == '1.0e-4')))
                 for o, (p, c) in turns.items()]
         update(agent, [recs], cfg, opt)
     after = outer.policy_probe(agent, ['date_math', 'arithmetic'])
