@@ -262,5 +262,9 @@ def mode_text(rows:list[dict], agent:str='trained', other:str='scripted-heuristi
     for f in (f for f in graded if by[(agent, f)]['held']):
         s += (f" Held out, {f}: {agent} {by[(agent, f)]['total']:.3f} against {other} {by[(other, f)]['total']:.3f}"
               f" (one inner job each: a difference within ~0.03 is scoring noise).")
+        if (d := by[(agent, f)]['decision']) is None: continue
+        twins = [g for (a, g), r in by.items() if a == agent and not r['held'] and r['decision'] == d]
+        s += (f" Its decision there is the one it makes on {', '.join(twins)}." if twins
+              else " It makes that decision on no trained family.")
     return s
 

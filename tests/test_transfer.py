@@ -261,6 +261,11 @@ def test_mode_text_counts_same_decisions_and_wins_and_names_the_held_out_family(
     assert 'Held out, customer_support: trained 0.770 against scripted-heuristic 0.780' in text
     even = mode_text(mode_rows(_modes(trained_arith=0.85), ['customer_support'], decision=lambda r: r.knobs))
     assert 'at least as much on 1.' in even
+    assert text.endswith('It makes that decision on no trained family.')       # held out 48 steps, arithmetic 16
+    twin = _modes()
+    twin['trained'][0].knobs = dict(twin['trained'][1].knobs)
+    assert mode_text(mode_rows(twin, ['customer_support'], decision=lambda r: r.knobs)).endswith(
+        'Its decision there is the one it makes on arithmetic.')
 
 
 def test_mode_text_says_what_could_not_be_graded():
