@@ -143,7 +143,7 @@ def pg_loss(logp_BT:torch.Tensor, # (B, T) log-probs under the current policy (w
         loss_BT = loss_BT + beta * kl_BT
         stats['kl'] = torch.where(m_BT, kl_BT * w_BT, 0.0).sum().item()
     if entropy_BT is not None:
-        e_BT = m_BT & (m_BT if entropy_mask_BT is None else entropy_mask_BT.bool())
+        e_BT = m_BT if entropy_mask_BT is None else m_BT & entropy_mask_BT.bool()
         loss_BT = loss_BT - ent_coef * torch.where(e_BT, entropy_BT, 0.0)
         ne = int(e_BT.sum())
         stats.update(entropy=torch.where(e_BT, entropy_BT, 0.0).sum().item() / max(ne, 1), entropy_tokens=ne)

@@ -79,7 +79,6 @@ def decision_mask(input_ids_BT:torch.Tensor, keys:set) -> torch.Tensor:
     prev_BT = torch.cat([torch.full_like(input_ids_BT[:, :1], -1), input_ids_BT[:, :-1]], 1)
     return torch.isin(prev_BT, torch.tensor(sorted(keys), device=input_ids_BT.device)).float()
 
-
 # %% ../nbs/11_outer.ipynb #863db26c
 def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temperature
            groups:list, # [[record, ...], ...] one list per group
@@ -111,7 +110,7 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
                 if coef else (token_logprobs(model, b['input_ids_BT'], b['attention_mask_BT'], temp), None)
             w_B = torch.tensor(w_S[i:i + cfg.micro_batch], device=dev)
             wt_BT = b['loss_mask_BT'] * w_B[:, None]  # the token weights sum to 1 over the step
-            em = None if cfg.entropy_on == 'all' or not coef else decision_mask(b['input_ids_BT'], keys)
+            em = decision_mask(b['input_ids_BT'], keys) if keys else None  # None: every sampled token
             loss, st = pg_loss(logp, b['old_logp_BT'], b['adv_B'], b['loss_mask_BT'], cfg.clip_eps, ref, cfg.beta,
                                wt_BT, ent, coef, em)
             loss.backward()

@@ -10,19 +10,18 @@ trained family was such a twin, and how often the held-out decision matched no t
 Run: .venv/bin/python bench/held_out_twin.py results/outer/*/seed-* results/outer/*/*/seed-* results/*-demo-*
      (folders without policy rows are listed and skipped)
 """
-import argparse, collections, json, sys
+import argparse, collections
 from pathlib import Path
 
 KNOBS = ('level', 'max_steps', 'learning_rate')
 
 def decisions(run:Path) -> tuple:
     "(held-out brief, {brief: (level, steps, lr)}) from the run's last metrics row with a policy, or None."
-    import yaml
-    rows = [json.loads(line) for line in (run / 'metrics.jsonl').read_text().splitlines() if line.strip()]
-    pol = next((r['policy'] for r in reversed(rows) if r.get('policy')), None)
+    from agentforge.config import load_config
+    from agentforge.outer import read_metrics
+    pol = next((r['policy'] for r in reversed(read_metrics(run)) if r.get('policy')), None)
     if not pol: return None
-    held = yaml.safe_load((run / 'config.yaml').read_text())['config']['holdout']
-    return held, {b: tuple(max(p[k], key=p[k].get) for k in KNOBS) for b, p in pol.items()}
+    return load_config(run).holdout, {b: tuple(max(p[k], key=p[k].get) for k in KNOBS) for b, p in pol.items()}
 
 def main(folders:list) -> dict:
     twins, only, pairs, n, alone = collections.Counter(), collections.Counter(), collections.Counter(), 0, 0
