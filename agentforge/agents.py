@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent', 'parse_tool_calls',
-           'assistant_message', 'write_spec', 'choices_of', 'ScriptedAgent', 'offered_students', 'next_tokens',
-           'LMAgent', 'TinyAgent', 'HFAgent']
+__all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'STEP_SIZES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent',
+           'parse_tool_calls', 'assistant_message', 'write_spec', 'choices_of', 'ScriptedAgent', 'offered_students',
+           'next_tokens', 'LMAgent', 'TinyAgent', 'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
 @dataclass
@@ -84,6 +84,8 @@ KNOBS = dict(reward=('strict', 'lenient'), level=(1, 2, 3), rows=(64, 256), max_
 HEURISTIC = dict(reward='strict', level=2, rows=256, max_steps=48, learning_rate='3.0e-4', num_generations=8,
                  temperature=1.0)  # a practitioner's one rule, the same on every family: train at the eval's level
 CHOICES = dict(level=KNOBS['level'], max_steps=(16, 48), learning_rate=KNOBS['learning_rate'])  # scripted agents vary
+# the steps and learning rate as they are written together: one token each for an agent cloned with joint=True (10a)
+STEP_SIZES = tuple(f'max_steps: {s}, learning_rate: {r}' for s in KNOBS['max_steps'] for r in KNOBS['learning_rate'])
 
 @lru_cache(maxsize=None)
 def _rewards(family:str, kind:str) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 import torch
 from . import __version__
 from .agents import SCRIPTED_VERSION, ScriptedAgent, TinyAgent, Turn, assistant_message, parse_tool_calls
-from .agents import write_spec, CHOICES
+from .agents import write_spec, CHOICES, STEP_SIZES
 from .episode import SYSTEM, play, unusable_message
 from .durable import BUNDLED as DURABLE_BUNDLED, build_once, copy_verified
 from .families import FAMILIES
@@ -36,6 +36,7 @@ class CloneRecipe:
     buckets:int=4 # a batch runs as this many length-sorted parts (student.completion_loss): far less padding
     vocab_size:int=2048 # the agent tokenizer's vocabulary (BPE merges learned from the scripted transcripts)
     numbers:bool=True # every number is one whole token, shared by every family (models.build_tokenizer)
+    joint:bool=False # the steps and learning rate written as one token (agents.STEP_SIZES): one decision, not two
     recoveries:float=0.5 # share of episodes also cloned as: a broken first call, the platform's answer, the call again
     students:tuple=() # other students a share of the briefs offers (lesson 10); (): none (run.clone_for sets them)
     offer:float=0.5 # with `students`: share of the episodes whose brief offers them too (it sees both kinds of brief)
@@ -47,7 +48,8 @@ class CloneRecipe:
         """The cache key: this recipe, the system prompt, the scripted agent
         (choices, a sample spec, its version), the library version, the training code (student.TRAINING_CODE)."""
         sample = write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()})
-        fields = {k: v for k, v in asdict(self).items() if not (k == 'give_ups' and v)}  # default: the key it had
+        default = dict(give_ups=True, joint=False)  # fields added later: at their default, the key they had before
+        fields = {k: v for k, v in asdict(self).items() if not (k in default and v == default[k])}
         blob = json.dumps([fields, SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__, TRAINING_CODE])
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -106,11 +108,11 @@ def clone_pairs(records:list, tok, max_len:int=1800, recoveries:float=0.0, seed:
     return pairs
 
 # %% ../nbs/10a_cloning.ipynb #990973cb
-def agent_tokenizer(records:list, vocab_size:int=2048, numbers:bool=True):
+def agent_tokenizer(records:list, vocab_size:int=2048, numbers:bool=True, joint:bool=False):
     "A tokenizer with BPE merges learned from the transcripts of `records`, in the Qwen3 chat template."
     byte_tok = build_tokenizer()
     return build_tokenizer([byte_tok.apply_chat_template(r.messages, tokenize=False) for r in records], vocab_size,
-                           numbers=numbers)
+                           numbers=numbers, phrases=STEP_SIZES if joint else ())
 
 # %% ../nbs/10a_cloning.ipynb #cbdfd500
 def imitate(pairs:list, recipe:CloneRecipe, tok, progress:bool=True) -> tuple:
@@ -158,7 +160,7 @@ def _build_agent_base(recipe:CloneRecipe, home:Path, progress:bool) -> Path:
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix='af-clone-') as work:
         recs = scripted_episodes(recipe, work, progress)
-    tok = agent_tokenizer(recs, recipe.vocab_size, recipe.numbers)
+    tok = agent_tokenizer(recs, recipe.vocab_size, recipe.numbers, recipe.joint)
     pairs = clone_pairs(recs, tok, recipe.max_len, recipe.recoveries, recipe.seed, recipe.give_ups)
     model, losses = imitate(pairs, recipe, tok, progress)
     tmp = Path(tempfile.mkdtemp(prefix='.tmp-', dir=home))

@@ -28,6 +28,7 @@ def build_tokenizer(texts:list|None=None, # a corpus to learn BPE merges from; N
                     words:bool=False, # merges never cross word boundaries (GPT-2's pre-split); False: they may
                     digits:bool=False, # every digit stays its own token (numbers are read digit by digit)
                     numbers:bool=False, # every number (48, 3.0e-4) is its own pre-token: merges never join it to text
+                    phrases:tuple=(), # strings each kept as one whole token (e.g. a joint setting of two knobs)
                    ) -> PreTrainedTokenizerFast:
     """A byte-level tokenizer (plus BPE merges learned from `texts`)
     with Qwen3's control tokens and TRL's Qwen3 chat template."""
@@ -44,7 +45,7 @@ def build_tokenizer(texts:list|None=None, # a corpus to learn BPE merges from; N
             vocab_size=vocab_size, initial_alphabet=alphabet, show_progress=False))
     tok = PreTrainedTokenizerFast(tokenizer_object=core, eos_token=SPECIAL_TOKENS[0], pad_token=SPECIAL_TOKENS[1],
                                   additional_special_tokens=[SPECIAL_TOKENS[2]])
-    tok.add_tokens(list(MARKER_TOKENS))
+    tok.add_tokens(list(MARKER_TOKENS) + list(phrases))
     tok.chat_template = qwen3_chat_template
     return add_response_schema(tok)
 

@@ -186,13 +186,13 @@ def test_give_ups_can_be_left_out_of_the_targets(episodes, agent):
     left = clone_pairs([rec] + episodes, tok, max_len=10**9, give_ups=False)
     gave_up = [pc for pc in kept if 'I cannot write this task.' in tok.decode(pc[1])]
     assert gave_up and [pc for pc in kept if pc not in gave_up] == left
-    assert dataclasses.replace(MINI, give_ups=False).key() != MINI.key()
+    assert dataclasses.replace(MINI, give_ups=False).key() != MINI.key() != dataclasses.replace(MINI, joint=True).key()
     import hashlib
     from agentforge import __version__
     from agentforge.agents import CHOICES, SCRIPTED_VERSION, write_spec
     from agentforge.episode import SYSTEM
     from agentforge.student import TRAINING_CODE
-    before = {k: v for k, v in dataclasses.asdict(MINI).items() if k != 'give_ups'}  # the recipe before the field
+    before = {k: v for k, v in dataclasses.asdict(MINI).items() if k not in ('give_ups', 'joint')}  # before them
     sample = write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()})
     blob = json.dumps([before, SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__, TRAINING_CODE])
     assert MINI.key() == hashlib.sha256(blob.encode()).hexdigest()[:16]

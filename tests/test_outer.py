@@ -163,6 +163,24 @@ def test_the_decision_bonus_acts_on_the_knob_values_only_and_keeps_them_open():
     assert on['entropy'] > 0 and 'entropy' not in off and on['entropy_coef'] == 5.0
     assert p_on < p_off                                                          # the bonus held the choice open
 
+def test_a_joint_step_size_is_one_token_and_one_decision():
+    "CloneRecipe.joint: the steps and learning rate are one whole token (agents.STEP_SIZES), so one decision, not two."
+    from agentforge.agents import LMAgent, STEP_SIZES
+    from agentforge.models import build_tokenizer, tiny_model
+    byte_tok = build_tokenizer()
+    texts = [byte_tok.apply_chat_template(brief_messages(b) + [dict(role='assistant', content=write_spec(b, {k: o}))],
+                                          tokenize=False) for b in ('date_math', 'arithmetic') for k, os in CHOICES.items()
+             for o in os]
+    tok = build_tokenizer(texts * 8, vocab_size=1024, numbers=True, phrases=STEP_SIZES)
+    agent = LMAgent(tiny_model('agent', seed=0, tok=tok), tok, lora=dict(r=4, alpha=8))
+    keys = outer.decision_keys(agent, ['date_math', 'arithmetic'])
+    p, c = outer._turn_ids(agent, 'arithmetic', {'level': 3, 'max_steps': 16, 'learning_rate': '3.0e-3'})
+    m = outer.decision_mask(torch.tensor([p + c]), keys)[0, len(p):]
+    assert tok.convert_ids_to_tokens([t for t, on in zip(c, m.tolist()) if on]) == [
+        '3', 'max_steps: 16, learning_rate: 3.0e-3']
+    assert tok.decode(c, skip_special_tokens=False).count('max_steps: 16, learning_rate: 3.0e-3') == 1
+    assert len(STEP_SIZES) == 12 and len(set(tok.convert_tokens_to_ids(list(STEP_SIZES)))) == 12  # 3 steps x 4 rates
+
 def test_masked_tokens_get_zero_gradient():
     logp = torch.randn(3, 7).requires_grad_()
     mask = (torch.rand(3, 7) > 0.5).float(); mask[0, 0] = 1
