@@ -49,8 +49,10 @@ def credit_segments(rec, # a graded record: .reward['total'], .turns, and (for '
     if credit == 'episode' or not subs: return [0] * len(rec.turns), [total]
     seg = [next((i for i, (n, _) in enumerate(subs) if n >= t), len(subs)) for t in range(len(rec.turns))]
     earned = [total if ok else 0.0 for _, ok in subs] + [total]  # a rejected spec earns what never validating earns: 0
-    used = sorted(set(seg))
-    return [used.index(s) for s in seg], [earned[s] for s in used]
+    sent = {n for n, _ in subs}  # an unusable call that submitted nothing earns 0 on its own, not the fix after it
+    key = [-1 - t if rec.turns[t].get('error') and t not in sent else seg[t] for t in range(len(rec.turns))]
+    used = sorted(set(key), key=key.index)  # in turn order
+    return [used.index(k) for k in key], [0.0 if k < 0 else earned[k] for k in used]
 
 def samples_from(groups:list, # [[record, ...], ...]: one list per group of episodes on the same brief
                  scale:str='std', # advantage scaling, as in `group_advantages`
