@@ -22,12 +22,14 @@ def level_mass(run:Path, joint:bool=False) -> dict:
     from agentforge.config import load_config
     last = max((run / 'checkpoints').glob('step-*'), key=lambda p: int(p.name.split('-')[1]))
     agent = load_tiny_agent(CloneRecipe(joint=joint), adapter=str(last / 'adapter'), progress=False)
-    temp, out = load_config(run).temperature, {}
+    cfg, out = load_config(run), {}
     agent.model.eval()
-    for brief in [*load_config(run).outer.families, load_config(run).holdout]:
+    for brief in [*cfg.outer.families, cfg.holdout]:
         p, c = outer._turn_ids(agent, brief, {})
-        with torch.no_grad(): lp_T = torch.log_softmax(agent.model(torch.tensor([p + c])).logits[0].float() / temp, -1)
-        at = len(p) + agent.tok.convert_ids_to_tokens(c).index('2') - 1   # the position that writes the level
+        c1 = outer._turn_ids(agent, brief, {'level': 1})[1]
+        at = len(p) + next(i for i, (a, b) in enumerate(zip(c, c1)) if a != b) - 1  # the position that writes the level
+        with torch.no_grad():
+            lp_T = torch.log_softmax(agent.model(torch.tensor([p + c])).logits[0].float() / cfg.temperature, -1)
         out[brief] = sum(lp_T[at, agent.tok.convert_tokens_to_ids(x)].exp().item() for x in '123')
     return out
 

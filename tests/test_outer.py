@@ -132,6 +132,15 @@ def test_entropy_bonus_by_hand_and_it_spreads_the_policy():
     falls = OuterConfig(entropy=1.0, entropy_steps=10)
     assert [outer.entropy_weight(falls, k) for k in (0, 5, 10, 20)] == [1.0, 0.5, 0.0, 0.0]
 
+def _cloned_tokenizer(phrases:tuple=()):
+    "A tokenizer learned, as the cloned agent's, from turns writing every CHOICES option (whole number tokens)."
+    from agentforge.models import build_tokenizer
+    byte_tok = build_tokenizer()
+    texts = [byte_tok.apply_chat_template(brief_messages(b) + [dict(role='assistant', content=write_spec(b, {k: o}))],
+                                          tokenize=False) for b in ('date_math', 'arithmetic') for k, os in CHOICES.items()
+             for o in os]
+    return build_tokenizer(texts * 8, vocab_size=1024, numbers=True, phrases=phrases)
+
 def test_the_decision_bonus_acts_on_the_knob_values_only_and_keeps_them_open():
     "decision_mask marks the tokens that write a knob's value; the bonus there slows the policy's commitment."
     from agentforge.agents import LMAgent
@@ -139,10 +148,7 @@ def test_the_decision_bonus_acts_on_the_knob_values_only_and_keeps_them_open():
     byte_tok = build_tokenizer()
     with pytest.raises(ValueError, match="entropy_on='all'"):   # bytes: '1.0e-5' and '1.0e-4' differ in their last byte
         outer.decision_keys(LMAgent(tiny_model('agent', seed=0, tok=byte_tok), byte_tok), ['arithmetic'])
-    texts = [byte_tok.apply_chat_template(brief_messages(b) + [dict(role='assistant', content=write_spec(b, {k: o}))],
-                                          tokenize=False) for b in ('date_math', 'arithmetic') for k, os in CHOICES.items()
-             for o in os]
-    tok = build_tokenizer(texts * 8, vocab_size=1024, numbers=True)  # as the cloned agent's: whole number tokens
+    tok = _cloned_tokenizer()  # as the cloned agent's: whole number tokens
     make = lambda: LMAgent(tiny_model('agent', seed=0, tok=tok), tok, lora=dict(r=4, alpha=8))
     agent = make()
     keys = outer.decision_keys(agent, ['date_math', 'arithmetic'])
@@ -167,11 +173,7 @@ def test_a_joint_step_size_is_one_token_and_one_decision():
     "CloneRecipe.joint: the steps and learning rate are one whole token (agents.STEP_SIZES), so one decision, not two."
     from agentforge.agents import LMAgent, STEP_SIZES
     from agentforge.models import build_tokenizer, tiny_model
-    byte_tok = build_tokenizer()
-    texts = [byte_tok.apply_chat_template(brief_messages(b) + [dict(role='assistant', content=write_spec(b, {k: o}))],
-                                          tokenize=False) for b in ('date_math', 'arithmetic') for k, os in CHOICES.items()
-             for o in os]
-    tok = build_tokenizer(texts * 8, vocab_size=1024, numbers=True, phrases=STEP_SIZES)
+    tok = _cloned_tokenizer(STEP_SIZES)
     agent = LMAgent(tiny_model('agent', seed=0, tok=tok), tok, lora=dict(r=4, alpha=8))
     keys = outer.decision_keys(agent, ['date_math', 'arithmetic'])
     p, c = outer._turn_ids(agent, 'arithmetic', {'level': 3, 'max_steps': 16, 'learning_rate': '3.0e-3'})
