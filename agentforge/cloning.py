@@ -36,7 +36,7 @@ class CloneRecipe:
     buckets:int=4 # a batch runs as this many length-sorted parts (student.completion_loss): far less padding
     vocab_size:int=2048 # the agent tokenizer's vocabulary (BPE merges learned from the scripted transcripts)
     numbers:bool=True # every number is one whole token, shared by every family (models.build_tokenizer)
-    joint:bool=False # the steps and learning rate written as one token (agents.STEP_SIZES): one decision, not two
+    joint:bool=True # the steps and learning rate written as one token (agents.STEP_SIZES): one decision, not two
     recoveries:float=0.5 # share of episodes also cloned as: a broken first call, the platform's answer, the call again
     students:tuple=() # other students a share of the briefs offers (lesson 10); (): none (run.clone_for sets them)
     offer:float=0.5 # with `students`: share of the episodes whose brief offers them too (it sees both kinds of brief)
@@ -48,7 +48,7 @@ class CloneRecipe:
         """The cache key: this recipe, the system prompt, the scripted agent
         (choices, a sample spec, its version), the library version, the training code (student.TRAINING_CODE)."""
         sample = write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()})
-        default = dict(give_ups=True, joint=False)  # fields added later: at their default, the key they had before
+        default = dict(give_ups=True, joint=False)  # fields added later: at the value before them, the key then
         fields = {k: v for k, v in asdict(self).items() if not (k in default and v == default[k])}
         blob = json.dumps([fields, SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__, TRAINING_CODE])
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
@@ -108,7 +108,7 @@ def clone_pairs(records:list, tok, max_len:int=1800, recoveries:float=0.0, seed:
     return pairs
 
 # %% ../nbs/10a_cloning.ipynb #990973cb
-def agent_tokenizer(records:list, vocab_size:int=2048, numbers:bool=True, joint:bool=False):
+def agent_tokenizer(records:list, vocab_size:int=2048, numbers:bool=True, joint:bool=CloneRecipe.joint):
     "A tokenizer with BPE merges learned from the transcripts of `records`, in the Qwen3 chat template."
     byte_tok = build_tokenizer()
     return build_tokenizer([byte_tok.apply_chat_template(r.messages, tokenize=False) for r in records], vocab_size,

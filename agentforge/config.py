@@ -15,12 +15,14 @@ from .durable import write_atomic
 from .families import FAMILIES, family_names, is_family
 
 # %% auto #0
-__all__ = ['CREDITS', 'ENTROPY_ON', 'SCHEDULES', 'OuterConfig', 'split_families', 'RunConfig', 'default', 'describe',
-           'load_config', 'freeze']
+__all__ = ['CREDITS', 'ENTROPY_ON', 'NEGATIVE_ON', 'LATER', 'SCHEDULES', 'OuterConfig', 'split_families', 'RunConfig', 'default',
+           'describe', 'load_config', 'freeze']
 
 # %% ../nbs/10b_config.ipynb #1893e031
 CREDITS = ('turn', 'episode')  # 'turn': each spec by its own outcome; 'episode': every turn by the episode's total
 ENTROPY_ON = ('decisions', 'all')  # where an entropy bonus applies: the tokens that write a knob's value, or every one
+NEGATIVE_ON = ENTROPY_ON  # where below-baseline advantages push: the same two token sets
+LATER = dict(negative_on='all', eval_temperature=None)  # added later: at these, left out (the hashes stay)
 SCHEDULES = ('balanced', 'iid')  # 'balanced': each step the families trained least so far; 'iid': a fresh draw a step
 
 # %% ../nbs/10b_config.ipynb #1e66dd7a
@@ -38,6 +40,7 @@ class OuterConfig:
     adv_scale:str='std' # 'std' (GRPO) or 'none' (Dr. GRPO)
     credit:str='turn' # 'turn': each spec by its own outcome; 'episode': every turn by the episode's total
     negative_weight:float=0.0 # scale of below-baseline advantages: 1 is GRPO; 0 reinforces only what beat its group
+    negative_on:str='all' # NEGATIVE_ON: 'all' sampled tokens of a below-baseline turn, or only its 'decisions'
     epochs:int=2 # optimizer steps over the same samples (PPO epochs): after the first, the clip has something to clip
     loss_agg:str='episode' # 'episode': each episode weighs the same, over its tokens; 'token': each token the same
     entropy:float=0.0 # weight of an entropy bonus (0: none): keeps the policy's choices open (retros/*-other-corner-*)
@@ -61,6 +64,8 @@ class OuterConfig:
             raise ValueError(f'entropy and entropy_steps must be >= 0, got {self.entropy}, {self.entropy_steps}')
         if self.entropy_on not in ENTROPY_ON:
             raise ValueError(f'entropy_on is one of {ENTROPY_ON}, got {self.entropy_on!r}')
+        if self.negative_on not in NEGATIVE_ON:
+            raise ValueError(f'negative_on is one of {NEGATIVE_ON}, got {self.negative_on!r}')
         if not 0 <= self.negative_weight <= 1:
             raise ValueError(f'negative_weight must be in [0, 1], got {self.negative_weight}')
         if self.loss_agg not in ('episode', 'token'):
@@ -70,8 +75,9 @@ class OuterConfig:
         if not self.families or self.briefs_per_step < 1 or self.micro_batch < 1 or self.epochs < 1:
             raise ValueError(f'empty run: {self}')
     def to_json(self) -> dict:
-        "Plain values; `OuterConfig(**d)` reads them back."
-        return {**dataclasses.asdict(self), 'families': list(self.families)}
+        "Plain values; `OuterConfig(**d)` reads them back. A `LATER` one at its default is left out."
+        d = {**dataclasses.asdict(self), 'families': list(self.families)}
+        return {k: v for k, v in d.items() if k not in LATER or v != LATER[k]}
     def hash(self) -> str:
         "sha256 of every field but `steps`: what must match for a checkpoint to be resumed."
         keep = {k: v for k, v in self.to_json().items() if k != 'steps'}
@@ -99,6 +105,7 @@ class RunConfig:
     holdout:str='customer_support' # the family the agent never trains on
     outer:OuterConfig|None=None # how the agent trains (None: its defaults); its families: all but the holdout
     temperature:float=0.7 # the agent's sampling temperature (1.0 broke the tiny agent's tool calls: lesson 11a)
+    eval_temperature:float|None=0.3 # the transfer's verdict samples trained and untrained here (None: temperature)
     weights:str='reference' # the episode reward's weights (grading.WEIGHTS)
     eval_per_family:int=24 # transfer episodes per agent and family (24 paired jobs: an interval that can exclude 0)
     eval_trained:tuple=('string_ops',) # trained families also evaluated (the held-out one always is)
@@ -125,13 +132,17 @@ class RunConfig:
         object.__setattr__(self, 'outer', outer)
         object.__setattr__(self, 'eval_trained', tuple(self.eval_trained))
         sizes = (self.outer.steps, self.slots, self.curve_every)
+        if self.eval_temperature is not None and not self.eval_temperature > 0:
+            raise ValueError(f'eval_temperature must be > 0 (the greedy mode is played anyway) or None, '
+                             f'got {self.eval_temperature}')
         if min(sizes) < 1 or self.eval_per_family < 2 or self.curve_seeds < 0:
             raise ValueError(f'steps, slots and curve_every must be >= 1, curve_seeds >= 0 and eval_per_family >= 2 '
                              f'(an interval needs two), got {self}')
 
     def to_json(self) -> dict:
-        "Plain values (lists, not tuples): what config.yaml holds."
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        "Plain values (lists, not tuples): what config.yaml holds; a `LATER` setting at its default is left out."
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+             if f.name not in LATER or getattr(self, f.name) != LATER[f.name]}
         return d | dict(outer=self.outer.to_json(), eval_trained=list(self.eval_trained), students=list(self.students))
 
     def hash(self) -> str:

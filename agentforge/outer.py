@@ -98,6 +98,11 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
                for i in range(0, len(samples), cfg.micro_batch)]
     coef = entropy_weight(cfg, step)
     keys = decision_keys(agent, cfg.families) if coef and cfg.entropy_on == 'decisions' else None
+    if cfg.negative_weight and cfg.negative_on == 'decisions':  # a below-baseline turn: loss on its decisions only
+        neg = decision_keys(agent, cfg.families)
+        for b in batches: b['loss_mask_BT'] = torch.where(b['adv_B'][:, None] < 0,
+                                                          b['loss_mask_BT'] * decision_mask(b['input_ids_BT'], neg),
+                                                          b['loss_mask_BT'])
     for epoch in range(cfg.epochs):  # epoch 0: ratio 1 everywhere; later epochs see the moved policy, and the clip acts
         tot, ents = {}, []
         optimizer.zero_grad(set_to_none=True)

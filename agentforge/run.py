@@ -28,9 +28,9 @@ from .transfer import (eval_jobs, evaluate, mode_rows, mode_text, transfer_table
 
 # %% auto #0
 __all__ = ['EVAL_PRIORITY', 'BASELINE_PRIORITY', 'COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered',
-           'train_stage', 'DeferredEval', 'deferred_eval', 'transfer_agents', 'transfer_jobs', 'queue_baselines',
-           'transfer_stage', 'agent_name', 'mode_of', 'spec_decision', 'build_cost', 'preflight', 'two_loop',
-           'progress_summary']
+           'train_stage', 'DeferredEval', 'deferred_eval', 'transfer_agents', 'eval_temperature', 'transfer_jobs',
+           'queue_baselines', 'transfer_stage', 'agent_name', 'at_temperature', 'mode_of', 'spec_decision',
+           'build_cost', 'preflight', 'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
@@ -108,18 +108,29 @@ def deferred_eval(cfg:RunConfig, out:Path, agent, # the run's agent (its library
 BASELINE_PRIORITY = -2  # the transfer's untrained and scripted agents' jobs: below the evaluations', any idle slot
 
 def transfer_agents(cfg:RunConfig, clone:CloneRecipe, trained=None) -> tuple: # trained None: the baselines only
-    "The transfer stage's agents {name: agent} and their modes {name: greedy copy} (`mode_of`; not scripted random)."
+    """The transfer stage's agents {name: agent} and their modes {name: greedy copy} (`mode_of`; not scripted random).
+    The LM agents sample at `eval_temperature` when it is set, and then also at the outer loop's `temperature`
+    (`trained@0.7`, `untrained@0.7`): the report shows both."""
     with torch.random.fork_rng(devices=[]):  # the untrained agent's fresh LoRA draws; what training draws stays as is
         untrained = load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained')
-    agents = dict(**({} if trained is None else dict(trained=trained)), untrained=untrained,
-                  **{f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')})
-    return agents, {n: mode_of(a) for n, a in agents.items() if n != 'scripted-random'}
+    lm, t = dict(**({} if trained is None else dict(trained=trained)), untrained=untrained), eval_temperature(cfg)
+    agents = {n: at_temperature(a, t) for n, a in lm.items()}
+    if t != cfg.temperature:  # (an LM agent: a scripted one has no temperature)
+        agents |= {f'{n}@{cfg.temperature:g}': a for n, a in lm.items() if hasattr(a, 'temperature')}
+    agents |= {f'scripted-{p}': ScriptedAgent(p) for p in ('random', 'heuristic')}
+    return agents, {n: mode_of(a) for n, a in agents.items() if n != 'scripted-random' and '@' not in n}
+
+def eval_temperature(cfg:RunConfig) -> float:
+    "The transfer verdict's temperature for the trained and untrained agents: `eval_temperature`, else `temperature`."
+    return cfg.eval_temperature or cfg.temperature
 
 def transfer_jobs(cfg:RunConfig) -> tuple:
-    "(sampled, greedy) jobs: `eval_per_family` fresh seeds on the held-out and `eval_trained` families; one per family."
+    """(sampled, greedy, held-out) jobs: `eval_per_family` fresh seeds on the held-out and `eval_trained` families;
+    one per family; the sampled ones on the held-out family (all that the `@` copies of `transfer_agents` play)."""
     train_fams, held = split_families(cfg.holdout)
     fams = held + [f for f in cfg.eval_trained if f in train_fams]
-    return eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed), eval_jobs(held + train_fams, 1, cfg.outer.seed)
+    sampled = eval_jobs(fams, cfg.eval_per_family, cfg.outer.seed)
+    return sampled, eval_jobs(held + train_fams, 1, cfg.outer.seed), [j for j in sampled if j[0] in held]
 
 def _kept(where:Path, name:str) -> Path: return where / 'played' / f'{name}.json'
 
@@ -129,8 +140,8 @@ def queue_baselines(cfg:RunConfig, out, clone:CloneRecipe|None=None, library=Non
     out, clone = absolute(out), clone or clone_for(cfg)
     env, where, n, queued = _env(cfg, out, library), out / 'transfer', 0, set()
     agents, modes = transfer_agents(cfg, clone)
-    sampled, greedy = transfer_jobs(cfg)
-    for name, agent, jobs in [*((n, a, sampled) for n, a in agents.items()),
+    sampled, greedy, held_only = transfer_jobs(cfg)
+    for name, agent, jobs in [*((n, a, held_only if '@' in n else sampled) for n, a in agents.items()),
                               *((f'{n}-mode', a, greedy) for n, a in modes.items())]:
         if _kept(where, name).exists(): continue
         recs = play_episodes(agent, jobs, where, env, tag=name)
@@ -146,14 +157,16 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
     event(out, 'transfer_start')
     _, held = split_families(cfg.holdout)
     agents, modes = transfer_agents(cfg, clone, trained)
-    sampled, greedy = transfer_jobs(cfg)
+    sampled, greedy, held_only = transfer_jobs(cfg)
     env, where = _env(cfg, out, library), out / 'transfer'  # the outer stage's pool: a spec both trained is one job
     def player(names:dict, suffix:str=''):  # what `queue_baselines` kept is read back (never the trained agent's)
         def play(agent, jobs):
             name = agent_name(names, agent) + suffix
             return load_records(_kept(where, name)) or play_episodes(agent, jobs, where, env, tag=name)
         return play
-    res = evaluate(agents, sampled, player(agents))  # played, not yet trained
+    play = player(agents)  # played, not yet trained; the `@` copies on the held-out family only
+    res = evaluate({n: a for n, a in agents.items() if '@' not in n}, sampled, play)
+    res |= evaluate({n: a for n, a in agents.items() if '@' in n}, held_only, play)
     mres = evaluate(modes, greedy, player(modes, '-mode'))  # one greedy episode a family
     train_and_grade([r for d in (res, mres) for recs in d.values() for r in recs], where, env)  # one batch
     played = [(agents[n], n, rs) for n, rs in res.items()] + [(modes[n], f'{n}-mode', rs) for n, rs in mres.items()]
@@ -161,6 +174,10 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
         finish_episodes(agent, recs, where, env, tag=name)
         if progress: print(f'  transfer: {name:23s} {_jobs_text(job_stats(recs), recs)}', file=sys.stderr)
     v = verdict(res, held, 'trained', 'untrained', ['scripted-random', 'scripted-heuristic'])
+    v['temperature'], at = eval_temperature(cfg), f'@{cfg.temperature:g}'
+    if f'trained{at}' in res:  # the same comparison as the outer loop samples: never left out of the report
+        v['at_sampling'] = dict(verdict(res, held, f'trained{at}', f'untrained{at}'), temperature=cfg.temperature)
+    v['summary'] = verdict_text(v)
     mode = mode_rows(mres, held, decision=spec_decision)
     if progress: print(f'  transfer: {mode_text(mode)}', file=sys.stderr)
     write_transfer(out, transfer_table(res, held), v, mode)
@@ -169,12 +186,16 @@ def transfer_stage(cfg:RunConfig, out, trained, progress:bool=True, clone:CloneR
 
 def agent_name(agents:dict, agent) -> str: return next(k for k, a in agents.items() if a is agent)
 
+def at_temperature(agent, t:float):
+    "An LM agent's copy that samples at `t` (0: greedy), the same weights; a scripted agent as is."
+    if not hasattr(agent, 'temperature'): return agent
+    other = copy.copy(agent)
+    other.temperature = t
+    return other
+
 def mode_of(agent):
     "The agent's mode (lesson 12): an LM agent's copy that decodes greedily, the same weights; a scripted one as is."
-    if not hasattr(agent, 'temperature'): return agent
-    greedy = copy.copy(agent)
-    greedy.temperature = 0
-    return greedy
+    return at_temperature(agent, 0)
 
 def spec_decision(rec) -> dict|None:
     "The scripted space's choices (`agents.CHOICES`) of an episode's validated spec; None: none, or another text."
@@ -249,6 +270,7 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict
     left = max(0, cfg.steps - len(done))
     n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout])) \
         + 3 * len(FAMILIES)  # and the modes: trained, untrained and heuristic once a family
+    n_transfer += 2 * cfg.eval_per_family * (eval_temperature(cfg) != cfg.temperature)  # the @0.7 pair, held out
     evals = {s for s in range(len(done), cfg.steps) if s % cfg.curve_every == 0} | {cfg.steps}
     n_evals = len(evals) if cfg.curve_seeds else 0
     # new inner jobs: one per distinct spec, at most the scripted space on every family (a resumed run measured its own)

@@ -140,7 +140,8 @@ def _f(x:float)->str: return f"{x:+.3f}"
 def verdict_text(v:dict)->str:
     "Say in plain words what `verdict`'s numbers show, and no more."
     d, pct = v['diff'], round(100 * (1 - v['alpha']))
-    s = (f"On the held-out famil{'y' if len(v['held']) == 1 else 'ies'} ({', '.join(v['held'])}), "
+    s = f"Both agents sampling at temperature {v['temperature']:g}, o" if 'temperature' in v else 'O'  # see run.py
+    s += (f"n the held-out famil{'y' if len(v['held']) == 1 else 'ies'} ({', '.join(v['held'])}), "
          f"{v['trained']} − {v['untrained']} = {_f(d['mean'])} ({pct}% CI {_f(d['lo'])} to {_f(d['hi'])}, "
          f"{d['n']} paired jobs): ")
     s += ("the interval is above 0, so the trained agent did better on a family it never trained on."
@@ -155,6 +156,10 @@ def verdict_text(v:dict)->str:
     ref = v['reference']
     s += (f" The reference reported {_f(ref['diff'])} ({ref['before']} → {ref['after']}) with other models and scale; "
           f"it lies {'inside' if ref['in_ci'] else 'outside'} this interval.")
+    if a := v.get('at_sampling'):  # the same pair at the temperature the outer loop samples at
+        d = a['diff']
+        s += (f" At the outer loop's temperature {a['temperature']:g}: {_f(d['mean'])} ({pct}% CI {_f(d['lo'])} to "
+              f"{_f(d['hi'])}; trained {a['trained_ci']['mean']:.3f}, untrained {a['untrained_ci']['mean']:.3f}).")
     return s
 
 # %% ../nbs/12_transfer.ipynb #9fd4779d

@@ -35,7 +35,9 @@ def level_mass(run:Path, joint:bool=False) -> dict:
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--joint', action='store_true', help='the runs used an agent base cloned with joint=True')
+    ap.add_argument('--joint', action='store_true',
+                    help='the runs used an agent base cloned with joint=True (without: joint=False, the '
+                         'default before 2026-12-06)')
     ap.add_argument('runs', nargs='+')
     a = ap.parse_args()
     for run in map(Path, a.runs):

@@ -20,6 +20,8 @@ run `bench/grid.py` first (an outer step is then seconds; without it, minutes).
 Run: .venv/bin/python bench/outer.py --seeds 0,1,2 --steps 30 --out results/outer/numbers
      .venv/bin/python bench/outer.py --free-merges --clone-steps 300 --seeds 0,1,2 --out results/outer/free
      .venv/bin/python bench/outer.py --clone-set offer=0 --seeds 0,1,2 --steps 54 --out results/outer/no-offer
+     .venv/bin/python bench/outer.py --clone-set joint=false ...   (the agent base without one step-size token:
+                                                                 the default before 2026-12-06)
      .venv/bin/python bench/outer.py --summarize runs/a runs/b     (read finished run folders only)
 """
 import argparse, json, statistics, sys

@@ -177,7 +177,7 @@ def test_control_tokens_are_single_tokens(agent, episodes):
 
 def test_give_ups_can_be_left_out_of_the_targets(episodes, agent):
     "CloneRecipe.give_ups=False: a turn that calls no tool (the scripted agent giving up) is never a target; every other "
-    "turn still is. The default keeps the key the recipe had before the field existed (no rebuild of cached bases)."
+    "turn still is. At the value it had before a field existed, a recipe keeps the key it had then (no rebuild)."
     from agentforge.agents import Turn, assistant_message
     rec = dataclasses.replace(episodes[0], messages=episodes[0].messages[:2] + [
         assistant_message(Turn('I cannot write this task.', [], 0), 0)])   # one made-up give-up after the brief
@@ -186,13 +186,14 @@ def test_give_ups_can_be_left_out_of_the_targets(episodes, agent):
     left = clone_pairs([rec] + episodes, tok, max_len=10**9, give_ups=False)
     gave_up = [pc for pc in kept if 'I cannot write this task.' in tok.decode(pc[1])]
     assert gave_up and [pc for pc in kept if pc not in gave_up] == left
-    assert dataclasses.replace(MINI, give_ups=False).key() != MINI.key() != dataclasses.replace(MINI, joint=True).key()
+    old = dataclasses.replace(MINI, joint=False)  # joint is the default now; False is what every recipe was before it
+    assert dataclasses.replace(old, give_ups=False).key() != old.key() != MINI.key()
     import hashlib
     from agentforge import __version__
     from agentforge.agents import CHOICES, SCRIPTED_VERSION, write_spec
     from agentforge.episode import SYSTEM
     from agentforge.student import TRAINING_CODE
-    before = {k: v for k, v in dataclasses.asdict(MINI).items() if k not in ('give_ups', 'joint')}  # before them
+    before = {k: v for k, v in dataclasses.asdict(old).items() if k not in ('give_ups', 'joint')}  # before them
     sample = write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()})
     blob = json.dumps([before, SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__, TRAINING_CODE])
-    assert MINI.key() == hashlib.sha256(blob.encode()).hexdigest()[:16]
+    assert old.key() == hashlib.sha256(blob.encode()).hexdigest()[:16]

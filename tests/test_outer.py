@@ -183,6 +183,38 @@ def test_a_joint_step_size_is_one_token_and_one_decision():
     assert tok.decode(c, skip_special_tokens=False).count('max_steps: 16, learning_rate: 3.0e-3') == 1
     assert len(STEP_SIZES) == 12 and len(set(tok.convert_tokens_to_ids(list(STEP_SIZES)))) == 12  # 3 steps x 4 rates
 
+def test_negative_on_decisions_pushes_down_only_the_knob_values(monkeypatch):
+    "negative_on='decisions': a below-baseline turn carries loss only where it wrote a knob's value; one above, all."
+    from agentforge.agents import LMAgent
+    from agentforge.models import tiny_model
+    tok = _cloned_tokenizer()
+    agent = LMAgent(tiny_model('agent', seed=0, tok=tok), tok, lora=dict(r=4, alpha=8))
+    good, bad = ({'learning_rate': o} for o in ('3.0e-4', '3.0e-3'))
+    recs = [Record('date_math', 0, [dict(prompt_ids=p, completion_ids=c, logprobs=_lp(agent, p, c))], dict(total=r))
+            for (p, c), r in ((outer._turn_ids(agent, 'date_math', good), 1.0),
+                              (outer._turn_ids(agent, 'date_math', bad), 0.0))]
+    seen = []
+    def spy(logp, old, adv_B, mask_BT, *a, **k):
+        seen.append((adv_B.clone(), mask_BT.clone()))
+        return pg_loss(logp, old, adv_B, mask_BT, *a, **k)
+    monkeypatch.setattr(outer, 'pg_loss', spy)
+    def masks(**kw):  # {sign of the advantage: the completion tokens that carry loss}
+        seen.clear()
+        cfg = dataclasses.replace(CFG, families=('date_math',), epochs=1, negative_weight=1.0, **kw)
+        update(agent, [recs], cfg, make_optimizer(agent, cfg))
+        (adv_B, m_BT), = seen
+        return {float(a.sign()): tok.convert_ids_to_tokens(b['input_ids_BT'][i][m_BT[i].bool()].tolist())
+                for b in [collate(samples_from([recs], negative_weight=1.0), tok.pad_token_id)]
+                for i, a in enumerate(adv_B)}
+    full = masks()
+    dec = masks(negative_on='decisions')
+    assert dec[1.0] == full[1.0] and len(full[1.0]) > 10             # the turn that beat its group: every token
+    assert dec[-1.0] == ['2', '48', '3.0e-3'] and len(full[-1.0]) > 10  # the one below it: its level, steps, rate
+    assert 'negative_on' not in OuterConfig().to_json()                # left out at its default: earlier hashes hold
+    assert OuterConfig(negative_on='decisions').to_json()['negative_on'] == 'decisions'
+    assert OuterConfig(**OuterConfig().to_json()) == OuterConfig()
+    with pytest.raises(ValueError, match='negative_on'): OuterConfig(negative_on='knobs')
+
 def test_masked_tokens_get_zero_gradient():
     logp = torch.randn(3, 7).requires_grad_()
     mask = (torch.rand(3, 7) > 0.5).float(); mask[0, 0] = 1

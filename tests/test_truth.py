@@ -146,3 +146,35 @@ def test_baselines_play_before_training_and_the_transfer_reads_them_back(tmp_pat
     assert {n.split('-0')[0].split('-mode')[0] for n in set(after) - set(before)} == {'trained'}
     recs = [json.loads(p.read_text()) for p in (out / 'transfer' / 'episodes').glob('*.json')]
     assert len(recs) == 4 * 2 + 3 * 6 and all(r['reward'] for r in recs)  # every agent's episodes, all graded
+
+
+def test_an_evaluation_temperature_is_reported_beside_the_sampling_one(tmp_path, monkeypatch):
+    """`eval_temperature`: the verdict compares trained and untrained sampling there, and the same pair at the outer
+    loop's temperature (`trained@0.7`, held-out jobs only) is played too and reported, never left out. Stand-ins: a
+    scripted agent with a `temperature` attribute, as an LM agent has (hub weights are not here)."""
+    import agentforge.run as run
+    def lm(policy):  # a scripted agent that carries a temperature, so `at_temperature` copies it as it does an LM agent
+        a = ScriptedAgent(policy)
+        a.temperature = 0.7
+        return a
+    monkeypatch.setattr(run, 'load_tiny_agent', lambda *a, **kw: lm('random'))  # the 'untrained' agent
+    cfg = run.RunConfig.of(holdout='string_ops', eval_per_family=2, eval_trained=('arithmetic',), weights='mock',
+                           eval_temperature=0.3)
+    agents, modes = run.transfer_agents(cfg, run.clone_for(cfg), lm('heuristic'))
+    assert {n: a.temperature for n, a in agents.items() if hasattr(a, 'temperature')} == {
+        'trained': 0.3, 'untrained': 0.3, 'trained@0.7': 0.7, 'untrained@0.7': 0.7}
+    assert sorted(modes) == ['scripted-heuristic', 'trained', 'untrained'] and modes['trained'].temperature == 0
+    out = tmp_path / 'r'
+    out.mkdir()
+    assert run.queue_baselines(cfg, out) == (3 * 4 + 2 + 2 * 6, 0)  # the @0.7 copy plays the held-out family only
+    v = run.transfer_stage(cfg, out, lm('heuristic'), progress=False)
+    t = json.loads((out / 'transfer.json').read_text())
+    assert v['temperature'] == 0.3 and v['at_sampling']['temperature'] == 0.7
+    assert v['at_sampling']['trained'] == 'trained@0.7' and v['at_sampling']['diff']['n'] == 2
+    assert {(r['agent'], r['split']) for r in t['table'] if '@' in r['agent']} == {('trained@0.7', 'held-out'),
+                                                                                 ('untrained@0.7', 'held-out')}
+    assert v['summary'].startswith('Both agents sampling at temperature 0.3, on the held-out family')
+    assert "outer loop's temperature 0.7" in v['summary']
+    assert run.RunConfig().eval_temperature == 0.3                      # the default; None: one temperature, as before it
+    assert 'eval_temperature' not in run.RunConfig(eval_temperature=None).to_json()  # an older folder's hash holds
+    with pytest.raises(ValueError, match='eval_temperature'): run.RunConfig(eval_temperature=0)
