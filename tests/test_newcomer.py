@@ -45,7 +45,8 @@ def test_demo_from_a_fresh_folder_with_relative_paths(tmp_path):
     assert all(r['ungraded'] == 0 for r in t['table'])
     records = [json.loads(q.read_text()) for q in run.glob('**/episodes/*.json')]
     assert len(t['mode']) == 3 * 6 and all(m['total'] is not None for m in t['mode'])   # the modes: 3 agents, 6 families
-    assert len(records) == 2 + 4 * 2 + 3 * 6 + 2 * 6 and all(r['reward'] for r in records)   # every episode graded
+    assert {r['agent'] for r in t['table'] if '@' in r['agent']} == {'trained@0.7', 'untrained@0.7'}  # eval_temperature
+    assert len(records) == 2 + 4 * 2 + 2 * 2 + 3 * 6 + 2 * 6 and all(r['reward'] for r in records)   # every one graded
     curve = [json.loads(l) for l in (run / 'curve.jsonl').read_text().splitlines()]
     assert [c['step'] for c in curve] == [0, 1] and all(c['counts']['graded'] == c['counts']['episodes'] == 6 for c in curve)
     for r in records:   # a validated episode's reward comes from a job that finished
