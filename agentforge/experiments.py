@@ -60,6 +60,7 @@ def _demo_header(cfg, out:Path):
 _HOLDOUT, _STEPS, _GROUP, _BRIEFS = (_run_opt(f) for f in ('holdout', 'steps', 'group_size', 'briefs_per_step'))
 _LR, _EVAL, _SLOTS = (_run_opt(f) for f in ('learning_rate', 'eval_per_family', 'slots'))
 _EVAL_TRAINED = _run_opt('eval_trained', "comma-separated ('none': none)")
+_EVAL_T = _run_opt('eval_temperature', 'the sampling temperature (0.7) plays one temperature, as runs did before it')
 _CURVE_EVERY, _CURVE_SEEDS = _run_opt('curve_every'), _run_opt('curve_seeds')
 _STUDENTS = _run_opt('students', "comma-separated; each is built first, once (tiny-student-large: ~2 min)")
 
@@ -75,7 +76,8 @@ def _stopped(e):
 def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDOUT, group_size:Optional[int]=_GROUP,
          briefs_per_step:Optional[int]=_BRIEFS, learning_rate:Optional[float]=_LR, eval_per_family:Optional[int]=_EVAL,
          eval_trained:Optional[str]=_EVAL_TRAINED, slots:Optional[int]=_SLOTS, curve_every:Optional[int]=_CURVE_EVERY,
-         curve_seeds:Optional[int]=_CURVE_SEEDS, students:Optional[str]=_STUDENTS, library:Optional[str]=LIBRARY):
+         curve_seeds:Optional[int]=_CURVE_SEEDS, students:Optional[str]=_STUDENTS,
+         eval_temperature:Optional[float]=_EVAL_T, library:Optional[str]=LIBRARY):
     """Run the whole two-loop experiment on CPU: outer LoRA-GRPO
     on five families, transfer to the held-out one, a report."""
     from agentforge.episode import InnerJobsFailed
@@ -85,7 +87,8 @@ def demo(out:Path=_OUT, steps:Optional[int]=_STEPS, holdout:Optional[str]=_HOLDO
     cfg, t0 = _run_config(steps=steps, holdout=holdout, group_size=group_size, briefs_per_step=briefs_per_step,
                           learning_rate=learning_rate, eval_per_family=eval_per_family,
                           eval_trained=_names(eval_trained), slots=slots, curve_every=curve_every,
-                          curve_seeds=curve_seeds, students=_names(students)), time.time()
+                          curve_seeds=curve_seeds, students=_names(students), eval_temperature=eval_temperature), \
+                          time.time()
     try: freeze(cfg, out)
     except ValueError as e: fail(str(e))
     _demo_header(cfg, out)

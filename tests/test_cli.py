@@ -47,6 +47,10 @@ def test_two_loop_commands_refuse_bad_input(tmp_path):
     freeze(RunConfig(holdout='date_math'), tmp_path / 'run2')
     r = R.invoke(app, ['demo', '--out', str(tmp_path / 'run2')])
     assert r.exit_code == 2 and 'different configuration' in r.output
+    r = R.invoke(app, ['demo', '--out', str(tmp_path / 'run3'), '--eval-temperature', '0'])
+    assert r.exit_code == 2 and 'eval_temperature must be > 0' in r.output and not (tmp_path / 'run3').exists()
+    r = R.invoke(app, ['demo', '--out', str(tmp_path / 'run2'), '--holdout', 'date_math', '--eval-temperature', '0.7'])
+    assert r.exit_code == 2 and 'eval_temperature' in r.output   # the folder froze 0.3: a changed setting is named
 
 def test_episode_command(tmp_path):
     "One scripted episode without training: the record is written and the reward is the first-try validation score."
