@@ -19,10 +19,6 @@ import argparse, dataclasses, json, statistics
 from pathlib import Path
 
 
-def last_adapter(run:Path) -> Path:
-    return max((run / 'checkpoints').glob('step-*'), key=lambda p: int(p.name.split('-')[1])) / 'adapter'
-
-
 def _row(v:dict, table:dict, trained:str, untrained:str) -> dict:
     return dict(trained=round(v['trained_ci']['mean'], 4), untrained=round(v['untrained_ci']['mean'], 4),
                 diff=[round(v['diff'][k], 4) for k in ('mean', 'lo', 'hi')],
@@ -32,12 +28,14 @@ def _row(v:dict, table:dict, trained:str, untrained:str) -> dict:
 def evaluate_at(run:Path, t:float, out:Path, joint:bool) -> dict:
     from agentforge.cloning import CloneRecipe, load_tiny_agent
     from agentforge.config import load_config
+    from agentforge.durable import latest_checkpoint
     from agentforge.run import transfer_stage
     cfg = load_config(run)
     cfg = dataclasses.replace(cfg, eval_temperature=t, eval_trained=())
     clone = CloneRecipe(joint=joint)
     out.mkdir(parents=True, exist_ok=True)
-    trained = load_tiny_agent(clone, adapter=str(last_adapter(run)), progress=False, temperature=cfg.temperature,
+    adapter = latest_checkpoint(run / 'checkpoints') / 'adapter'  # the newest whose manifest verifies
+    trained = load_tiny_agent(clone, adapter=str(adapter), progress=False, temperature=cfg.temperature,
                               name='trained')
     v = transfer_stage(cfg, out, trained, progress=False, clone=clone)
     rows = json.loads((out / 'transfer.json').read_text())['table']

@@ -20,7 +20,8 @@ def level_mass(run:Path, joint:bool=False) -> dict:
     from agentforge import outer
     from agentforge.cloning import CloneRecipe, load_tiny_agent
     from agentforge.config import load_config
-    last = max((run / 'checkpoints').glob('step-*'), key=lambda p: int(p.name.split('-')[1]))
+    from agentforge.durable import latest_checkpoint
+    last = latest_checkpoint(run / 'checkpoints')  # the newest whose manifest verifies
     agent = load_tiny_agent(CloneRecipe(joint=joint), adapter=str(last / 'adapter'), progress=False)
     cfg, out = load_config(run), {}
     agent.model.eval()
