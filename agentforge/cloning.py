@@ -13,7 +13,7 @@ from . import __version__
 from .agents import SCRIPTED_VERSION, ScriptedAgent, TinyAgent, Turn, assistant_message, parse_tool_calls
 from .agents import write_spec, CHOICES, STEP_SIZES
 from .episode import SYSTEM, play, unusable_message
-from .durable import BUNDLED as DURABLE_BUNDLED, build_once, copy_verified
+from .durable import BUNDLED as DURABLE_BUNDLED, build_once, copy_verified, without_later
 from .families import FAMILIES
 from .models import build_tokenizer, tiny_model
 from .student import TRAINING_CODE, train_step
@@ -48,8 +48,7 @@ class CloneRecipe:
         """The cache key: this recipe, the system prompt, the scripted agent
         (choices, a sample spec, its version), the library version, the training code (student.TRAINING_CODE)."""
         sample = write_spec('arithmetic', {k: v[0] for k, v in CHOICES.items()})
-        default = dict(give_ups=True, joint=False)  # fields added later: at the value before them, the key then
-        fields = {k: v for k, v in asdict(self).items() if not (k in default and v == default[k])}
+        fields = without_later(asdict(self), dict(give_ups=True, joint=False))  # added later (lesson 01a)
         blob = json.dumps([fields, SYSTEM, CHOICES, sample, SCRIPTED_VERSION, __version__, TRAINING_CODE])
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Sequence
 import yaml
 from fastcore.docments import docments
-from .durable import write_atomic
+from .durable import without_later, write_atomic
 from .families import FAMILIES, family_names, is_family
 
 # %% auto #0
@@ -76,8 +76,7 @@ class OuterConfig:
             raise ValueError(f'empty run: {self}')
     def to_json(self) -> dict:
         "Plain values; `OuterConfig(**d)` reads them back. A `LATER` one at its default is left out."
-        d = {**dataclasses.asdict(self), 'families': list(self.families)}
-        return {k: v for k, v in d.items() if k not in LATER or v != LATER[k]}
+        return without_later({**dataclasses.asdict(self), 'families': list(self.families)}, LATER)
     def hash(self) -> str:
         "sha256 of every field but `steps`: what must match for a checkpoint to be resumed."
         keep = {k: v for k, v in self.to_json().items() if k != 'steps'}
@@ -141,8 +140,7 @@ class RunConfig:
 
     def to_json(self) -> dict:
         "Plain values (lists, not tuples): what config.yaml holds; a `LATER` setting at its default is left out."
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-             if f.name not in LATER or getattr(self, f.name) != LATER[f.name]}
+        d = without_later({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}, LATER)
         return d | dict(outer=self.outer.to_json(), eval_trained=list(self.eval_trained), students=list(self.students))
 
     def hash(self) -> str:

@@ -10,9 +10,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 # %% auto #0
-__all__ = ['BUNDLED', 'write_atomic', 'fsync_path', 'sha256_file', 'publish_dir', 'build_once', 'CheckpointCorrupt',
-           'ResumeMismatch', 'new_checkpoint_dir', 'write_manifest', 'commit_checkpoint', 'save_checkpoint',
-           'verify_checkpoint', 'latest_checkpoint', 'verified', 'copy_verified', 'open_sqlite']
+__all__ = ['BUNDLED', 'write_atomic', 'fsync_path', 'sha256_file', 'without_later', 'publish_dir', 'build_once',
+           'CheckpointCorrupt', 'ResumeMismatch', 'new_checkpoint_dir', 'write_manifest', 'commit_checkpoint',
+           'save_checkpoint', 'verify_checkpoint', 'latest_checkpoint', 'verified', 'copy_verified', 'open_sqlite']
 
 # %% ../nbs/01a_durable.ipynb #d7a0e112
 def write_atomic(path:str|Path, # the file to write (its folder is created)
@@ -53,6 +53,13 @@ def sha256_file(p:str|Path) -> str:
     with open(p, 'rb') as f:
         for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
     return h.hexdigest()
+
+# %% ../nbs/01a_durable.ipynb #98c5b2b4
+def without_later(fields:dict, # a record's fields, e.g. a dataclass's asdict
+                  later:dict, # fields added after records were saved: name → the value in effect before it existed
+                 ) -> dict:
+    "`fields` less those added later that sit at their earlier value: a key or hash taken over them stays the old one."
+    return {k: v for k, v in fields.items() if k not in later or v != later[k]}
 
 # %% ../nbs/01a_durable.ipynb #2b352464
 def _sync_tree(root:Path):
