@@ -10,8 +10,13 @@ results come from the data dir's content cache, so a spec any earlier run traine
 Per run and T it prints the held-out trained and untrained means, the paired difference with its 95% interval and
 the validation rates, at T and at the sampling temperature; `OUT/summary.json` keeps them.
 
+With `--fixed`, the run's fixed evaluation (lesson 12c: the same seeds on every family, first attempt) is played
+instead, by the untrained agent (the run's step 0) and the last adapter (its last evaluation), both at T, and the
+paired last − first is printed for the trained families and the held-out one, as the report's curve states it. At
+the run's own temperature this reproduces its `curve.jsonl` first and last rows.
+
 Run: AGENTFORGE_CACHE_DIR=… AGENTFORGE_DATA_DIR=… .venv/bin/python bench/eval_temperature.py \
-        --temperatures 0.5,0.3,0.1 --out runs/eval-t [--joint] RUN [RUN ...]
+        --temperatures 0.5,0.3,0.1 --out runs/eval-t [--joint] [--fixed] RUN [RUN ...]
      with the runs' cache (their agent base) and data dir (their inner results); --joint for bases cloned with
      CloneRecipe(joint=True)
 """
@@ -47,6 +52,42 @@ def evaluate_at(run:Path, t:float, out:Path, joint:bool) -> dict:
     return row
 
 
+def fixed_at(run:Path, t:float, out:Path, joint:bool) -> dict:
+    "The fixed evaluation's first (untrained) and last (the last adapter) rows played again at `t`; their change."
+    from agentforge.cloning import CloneRecipe, load_tiny_agent
+    from agentforge.config import load_config, split_families
+    from agentforge.curve import _totals, curve_change, curve_jobs, curve_row
+    from agentforge.durable import latest_checkpoint
+    from agentforge.episode import Budgets, episode_env, finish_episodes, play_episodes, train_and_grade
+    from agentforge.families import FAMILIES
+    from agentforge.run import _env, at_temperature
+    cfg, clone = load_config(run), CloneRecipe(joint=joint)
+    out.mkdir(parents=True, exist_ok=True)
+    env = episode_env(_env(cfg, out), budgets=Budgets(max_attempts=1))
+    adapter = str(latest_checkpoint(run / 'checkpoints') / 'adapter')
+    agents = [(0, load_tiny_agent(clone, progress=False, temperature=cfg.temperature, name='untrained')),
+              (cfg.outer.steps, load_tiny_agent(clone, adapter=adapter, progress=False, temperature=cfg.temperature,
+                                                name='trained'))]
+    jobs, rows = curve_jobs(FAMILIES, cfg.curve_seeds, cfg.outer.seed), []
+    for step, agent in agents:
+        agent, where = at_temperature(agent, t), out / f'step-{step:03d}'
+        recs = train_and_grade(play_episodes(agent, jobs, where, env, tag='curve'), where, env)
+        rows.append(curve_row(step, finish_episodes(agent, recs, where, env, tag='curve')))
+    trained, held = split_families(cfg.holdout)
+    def mean(row, briefs): return round(statistics.fmean(_totals(row, set(briefs)).values()), 4)
+    valid = [r['counts']['validated'] / r['counts']['episodes'] for r in rows]
+    return dict(run=f'{run.parent.name}/{run.name}', t=t, valid=[round(v, 3) for v in valid],
+                **{k: dict(first=mean(rows[0], b), last=mean(rows[-1], b),
+                           diff=[round(curve_change(rows, b)[x], 4) for x in ('mean', 'lo', 'hi')])
+                   for k, b in (('trained', trained), ('held', held))})
+
+
+def _fixed_text(r:dict) -> str:
+    return '; '.join(f"{k} {c['first']:.3f} -> {c['last']:.3f} diff {c['diff'][0]:+.3f} "
+                     f"[{c['diff'][1]:+.3f}, {c['diff'][2]:+.3f}]" for k, c in r.items() if k in ('trained', 'held')
+                     ) + f" valid {r['valid']}"
+
+
 def _text(r:dict) -> str:
     return (f"trained {r['trained']:.3f} untrained {r['untrained']:.3f} diff {r['diff'][0]:+.3f} "
             f"[{r['diff'][1]:+.3f}, {r['diff'][2]:+.3f}] valid {r['valid']}")
@@ -59,6 +100,8 @@ if __name__ == '__main__':
     ap.add_argument('--joint', action='store_true',
                     help='the runs used an agent base cloned with joint=True (without: joint=False, the '
                          'default before 2026-12-06)')
+    ap.add_argument('--fixed', action='store_true',
+                    help="the fixed evaluation's first and last rows instead of the transfer stage")
     ap.add_argument('runs', nargs='+')
     a = ap.parse_args()
     temps = [float(x) for x in a.temperatures.split(',')]
@@ -66,11 +109,22 @@ if __name__ == '__main__':
     out, rows = Path(a.out), []
     for run in map(Path, a.runs):
         for t in temps:
-            r = evaluate_at(run, t, out / run.parent.name / run.name / f'T-{t}', a.joint)
+            where = out / run.parent.name / run.name / f'T-{t}'
+            if a.fixed:
+                rows.append(r := fixed_at(run, t, where, a.joint))
+                print(f"{r['run']} T={t}: {_fixed_text(r)}", flush=True)
+                continue
+            r = evaluate_at(run, t, where, a.joint)
             rows.append(r)
             print(f"{r['run']} T={t}: {_text(r)}" + (f"; at {r['sampling']['t']:g}: {_text(r['sampling'])}"
                                                       if 'sampling' in r else ''), flush=True)
     for t in temps:
+        if a.fixed:
+            for k in ('trained', 'held'):
+                d = [r[k]['diff'][0] for r in rows if r['t'] == t]
+                print(f"T={t} {k}: median last - first {statistics.median(d):+.3f} ({min(d):+.3f} to {max(d):+.3f}), "
+                      f"interval above 0 in {sum(r[k]['diff'][1] > 0 for r in rows if r['t'] == t)} of {len(d)}")
+            continue
         d = [r['diff'][0] for r in rows if r['t'] == t]
         print(f"T={t}: median diff {statistics.median(d):+.3f} ({min(d):+.3f} to {max(d):+.3f}), "
               f"interval above 0 in {sum(r['diff'][1] > 0 for r in rows if r['t'] == t)} of {len(d)}")
