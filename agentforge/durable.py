@@ -54,7 +54,7 @@ def sha256_file(p:str|Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b''): h.update(block)
     return h.hexdigest()
 
-# %% ../nbs/01a_durable.ipynb #98c5b2b4
+# %% ../nbs/01a_durable.ipynb #bcb80cec
 def without_later(fields:dict, # a record's fields, e.g. a dataclass's asdict
                   later:dict, # fields added after records were saved: name → the value in effect before it existed
                  ) -> dict:
