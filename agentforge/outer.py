@@ -68,9 +68,9 @@ def decision_keys(agent, briefs) -> set:
             seqs = [_turn_ids(agent, brief, {knob: o})[1] for o in opts]
             at = [i for i in range(min(map(len, seqs))) if len({s[i] for s in seqs}) > 1]
             if len(at) != 1 or len(set(map(len, seqs))) != 1:
-                raise ValueError(f"entropy_on='decisions' needs each {knob} option written as one token at one place "
-                                 f"of the turn (the cloned agent's shared number tokens, lesson 10a); this tokenizer "
-                                 f"writes them differing at positions {at[:6]}: use entropy_on='all'")
+                raise ValueError(f"'decisions' (entropy_on, negative_on) needs each {knob} option written as one token "
+                                 f"at one place of the turn (the cloned agent's shared number tokens, lesson 10a); this "
+                                 f"tokenizer writes them differing at positions {at[:6]}: use 'all'")
             keys.add(seqs[0][at[0] - 1])
     return keys
 
@@ -97,11 +97,13 @@ def update(agent, # .model (peft PeftModel), .tok (pad_token_id), optional .temp
     batches = [{k: v.to(dev) for k, v in collate(samples[i:i + cfg.micro_batch], agent.tok.pad_token_id).items()}
                for i in range(0, len(samples), cfg.micro_batch)]
     coef = entropy_weight(cfg, step)
-    keys = decision_keys(agent, cfg.families) if coef and cfg.entropy_on == 'decisions' else None
-    if cfg.negative_weight and cfg.negative_on == 'decisions':  # a below-baseline turn: loss on its decisions only
-        neg = decision_keys(agent, cfg.families)
+    on_ent = bool(coef) and cfg.entropy_on == 'decisions'
+    on_neg = bool(cfg.negative_weight) and cfg.negative_on == 'decisions'
+    dec = decision_keys(agent, cfg.families) if on_ent or on_neg else None  # read once, used by either
+    keys = dec if on_ent else None
+    if on_neg:  # a below-baseline turn: loss on its decisions only
         for b in batches: b['loss_mask_BT'] = torch.where(b['adv_B'][:, None] < 0,
-                                                          b['loss_mask_BT'] * decision_mask(b['input_ids_BT'], neg),
+                                                          b['loss_mask_BT'] * decision_mask(b['input_ids_BT'], dec),
                                                           b['loss_mask_BT'])
     for epoch in range(cfg.epochs):  # epoch 0: ratio 1 everywhere; later epochs see the moved policy, and the clip acts
         tot, ents = {}, []

@@ -146,7 +146,7 @@ def test_the_decision_bonus_acts_on_the_knob_values_only_and_keeps_them_open():
     from agentforge.agents import LMAgent
     from agentforge.models import build_tokenizer, tiny_model
     byte_tok = build_tokenizer()
-    with pytest.raises(ValueError, match="entropy_on='all'"):   # bytes: '1.0e-5' and '1.0e-4' differ in their last byte
+    with pytest.raises(ValueError, match="use 'all'"):   # bytes: '1.0e-5' and '1.0e-4' differ in their last byte
         outer.decision_keys(LMAgent(tiny_model('agent', seed=0, tok=byte_tok), byte_tok), ['arithmetic'])
     tok = _cloned_tokenizer()  # as the cloned agent's: whole number tokens
     make = lambda: LMAgent(tiny_model('agent', seed=0, tok=tok), tok, lora=dict(r=4, alpha=8))
