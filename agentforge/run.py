@@ -327,6 +327,12 @@ def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clo
         report = write_report(out, title='agentforge two-loop run (STOPPED)')
         say(f"\nTHE RUN STOPPED: {e}\n  report (says why): {report}")
         raise
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM while inner jobs ran: what was kept is said, nothing is graded
+        saved = len(read_metrics(out)) if (out / 'metrics.jsonl').exists() else 0
+        event(out, 'run_stopped', steps_saved=saved)
+        say(f"\nSTOPPED (Ctrl-C or SIGTERM): {saved} of {cfg.steps} outer steps saved, nothing half-run was graded; "
+            f"the same command resumes from there")
+        raise
     finally: close_kept()  # the warm process the run's steps shared (lesson 08c)
     event(out, 'run_end')
     say('  ' + verdict_text(v).replace('\n', '\n  '))

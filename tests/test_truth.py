@@ -86,6 +86,20 @@ def test_two_loop_stops_and_the_report_says_why(tmp_path, monkeypatch):
     assert 'THE RUN STOPPED' not in write_report(tmp_path / 'r').read_text()
 
 
+def test_a_stopped_run_says_what_was_saved_and_how_to_resume(tmp_path, monkeypatch, capsys):
+    "Ctrl-C (or SIGTERM) in a stage: an event with the steps saved, a line that says so, the interrupt raised on."
+    import agentforge.run as run
+    def stopped_stage(cfg, out, *a, **kw):
+        (Path(out) / 'metrics.jsonl').write_text(json.dumps(dict(step=0, reward_mean=0.2)) + '\n')
+        raise KeyboardInterrupt
+    monkeypatch.setattr(run, 'train_stage', stopped_stage)
+    cfg = run.RunConfig.of(steps=4, group_size=2, briefs_per_step=1, eval_per_family=2)
+    with pytest.raises(KeyboardInterrupt): run.two_loop(cfg, tmp_path / 'r')
+    events = [json.loads(l) for l in (tmp_path / 'r' / 'events.jsonl').read_text().splitlines()]
+    assert events[-1]['event'] == 'run_stopped' and events[-1]['steps_saved'] == 1
+    assert 'STOPPED (Ctrl-C or SIGTERM): 1 of 4 outer steps saved' in capsys.readouterr().err
+    assert not (tmp_path / 'r' / 'report.md').exists()   # no report of a run that did not end
+
 def test_report_counts_what_did_not_run(tmp_path):
     "A step with a dead job: its row says so, the summary says so in bold, and the mean is over graded episodes."
     from agentforge.report import write_report
