@@ -1,7 +1,8 @@
 """Which valid spec harms the student? The heuristic spec with one reckless change or two, trained on every family and
 graded like a landscape row (lesson 12b's `harmful` kind; issue 11: a harmful spec must score below a lazy one).
 
-Each candidate is `agents.HEURISTIC` with the changes named in CANDIDATES; `lazy` is `landscape.LAZY`, for comparison.
+Each candidate is `agents.HEURISTIC` with the changes named in CANDIDATES (`rewards`: the spec's rewards list, as flow
+YAML, instead of the family's); `lazy` is `landscape.LAZY`, for comparison.
 Jobs go through `landscape.evaluate_spec` (probe, inner job, result cache, reference preset), so a candidate the
 landscape or the demo already trained is read from the cache. Prints one line per (brief, candidate) and writes
 `--out`/harmful-candidates.json. Asserts nothing.
@@ -9,7 +10,7 @@ landscape or the demo already trained is read from the cache. Prints one line pe
 Run: .venv/bin/python bench/harmful.py --out results/landscape-7200-steps   (with the landscape's cache and data dir:
      42 specs, ~25 of them new, ~10 minutes on two cores)
 """
-import argparse, json
+import argparse, json, re
 from pathlib import Path
 
 CANDIDATES = {'48x3e-3': dict(learning_rate='3.0e-3'), '96x3e-3': dict(max_steps=96, learning_rate='3.0e-3'),
@@ -17,7 +18,9 @@ CANDIDATES = {'48x3e-3': dict(learning_rate='3.0e-3'), '96x3e-3': dict(max_steps
               'L3x48x3e-3': dict(level=3, learning_rate='3.0e-3'),
               'L3x96x3e-3': dict(level=3, max_steps=96, learning_rate='3.0e-3'),
               '48x1e-2': dict(learning_rate='1.0e-2'),   # the contract's largest learning rate (schema.GRPO_RANGES)
-              '48x3e-2': dict(learning_rate='3.0e-2')}   # above it: the probe refuses it
+              '48x3e-2': dict(learning_rate='3.0e-2'),   # above it: the probe refuses it
+              # a reward that pays the habit: any completion containing the answer (chatter around it included)
+              'contains-only': dict(rewards='[{use: contains_answer, weight: 1.0}]')}
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -30,7 +33,10 @@ if __name__ == '__main__':
     out, rows = Path(a.out), []
     for brief in (a.briefs.split(',') if a.briefs else list(FAMILIES)):
         for name, change in [('lazy', {}), *CANDIDATES.items()]:
-            spec = write_spec(brief, LAZY if name == 'lazy' else dict(HEURISTIC, **change))
+            rewards = change.get('rewards')
+            spec = write_spec(brief, LAZY if name == 'lazy' else dict(HEURISTIC, **{k: v for k, v in change.items()
+                                                                                   if k != 'rewards'}))
+            if rewards: spec = re.sub(r'^rewards: .*$', f'rewards: {rewards}', spec, count=1, flags=re.M)
             r = evaluate_spec(_spec_folder(out / 'harmful', brief, spec), brief)
             rows.append(dict(brief=brief, cand=name, **{k: r.get(k) for k in (
                 'validated', 'reason', 'pre', 'post', 'gain', 'raw', 'reward', 'train_seconds')}))
