@@ -68,9 +68,9 @@ def decision_keys(agent, briefs) -> set:
             seqs = [_turn_ids(agent, brief, {knob: o})[1] for o in opts]
             at = [i for i in range(min(map(len, seqs))) if len({s[i] for s in seqs}) > 1]
             if len(at) != 1 or len(set(map(len, seqs))) != 1:
-                raise ValueError(f"'decisions' (entropy_on, negative_on) needs each {knob} option written as one token "
-                                 f"at one place of the turn (the cloned agent's shared number tokens, lesson 10a); this "
-                                 f"tokenizer writes them differing at positions {at[:6]}: use 'all'")
+                raise ValueError(f"'decisions' (entropy_on, negative_on) needs each {knob} option written as one "
+                                 f"token at one place of the turn (the cloned agent's shared number tokens, lesson "
+                                 f"10a); this tokenizer writes them differing at positions {at[:6]}: use 'all'")
             keys.add(seqs[0][at[0] - 1])
     return keys
 
