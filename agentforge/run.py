@@ -30,7 +30,7 @@ from .transfer import (eval_jobs, evaluate, mode_rows, mode_text, transfer_table
 __all__ = ['EVAL_PRIORITY', 'BASELINE_PRIORITY', 'COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered',
            'train_stage', 'DeferredEval', 'deferred_eval', 'transfer_agents', 'eval_temperature', 'transfer_jobs',
            'queue_baselines', 'transfer_stage', 'agent_name', 'at_temperature', 'mode_of', 'spec_decision',
-           'build_cost', 'preflight', 'two_loop', 'progress_summary']
+           'build_cost', 'saved_rows', 'preflight', 'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
@@ -257,6 +257,10 @@ def _sandbox_check(said:bool=False) -> tuple: # said: the returned line is shown
                    'that can read your files). Install it: sudo apt-get install bubblewrap   (or: make setup-system)')
 
 # %% ../nbs/13_run.ipynb #1ce8ddee
+def saved_rows(out:Path) -> list:
+    "The metrics rows of the outer steps a run folder has finished ([] before the first)."
+    return read_metrics(out) if (out / 'metrics.jsonl').exists() else []
+
 def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict: # clone None: clone_for(cfg)
     "Before any work: the sandbox, free disk, where state lives, what will be built and about how long it will take."
     clone = clone or clone_for(cfg)
@@ -266,7 +270,7 @@ def preflight(cfg:RunConfig, out, clone:CloneRecipe|None=None, say=None) -> dict
               ('agent_base', clone, agent_base_ready(clone), AGENTS_SHIPPED),
               *((s, RECIPES[s], student_ready(RECIPES[s]), STUDENTS_SHIPPED) for s in cfg.students if s in RECIPES)]
     builds = {name: (ready, *build_cost(name, r, shipped)) for name, r, ready, shipped in models}
-    done = read_metrics(out) if (out / 'metrics.jsonl').exists() else []
+    done = saved_rows(out)
     left = max(0, cfg.steps - len(done))
     n_transfer = 4 * cfg.eval_per_family * (1 + len([f for f in cfg.eval_trained if f != cfg.holdout])) \
         + 3 * len(FAMILIES)  # and the modes: trained, untrained and heuristic once a family
@@ -328,8 +332,7 @@ def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clo
         say(f"\nTHE RUN STOPPED: {e}\n  report (says why): {report}")
         raise
     except KeyboardInterrupt:  # Ctrl-C, or SIGTERM while inner jobs ran: what was kept is said, nothing is graded
-        saved = len(read_metrics(out)) if (out / 'metrics.jsonl').exists() else 0
-        event(out, 'run_stopped', steps_saved=saved)
+        event(out, 'run_stopped', steps_saved=(saved := len(saved_rows(out))))
         say(f"\nSTOPPED (Ctrl-C or SIGTERM): {saved} of {cfg.steps} outer steps saved, nothing half-run was graded; "
             f"the same command resumes from there")
         raise

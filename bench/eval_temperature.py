@@ -74,12 +74,13 @@ def fixed_at(run:Path, t:float, out:Path, joint:bool) -> dict:
         recs = train_and_grade(play_episodes(agent, jobs, where, env, tag='curve'), where, env)
         rows.append(curve_row(step, finish_episodes(agent, recs, where, env, tag='curve')))
     trained, held = split_families(cfg.holdout)
-    def mean(row, briefs): return round(statistics.fmean(_totals(row, set(briefs)).values()), 4)
+    def change(briefs):  # as the report states it: the first and last means, and the paired difference
+        mean = lambda row: round(statistics.fmean(_totals(row, set(briefs)).values()), 4)
+        d = curve_change(rows, briefs)  # one bootstrap
+        return dict(first=mean(rows[0]), last=mean(rows[-1]), diff=[round(d[x], 4) for x in ('mean', 'lo', 'hi')])
     valid = [r['counts']['validated'] / r['counts']['episodes'] for r in rows]
     return dict(run=f'{run.parent.name}/{run.name}', t=t, valid=[round(v, 3) for v in valid],
-                **{k: dict(first=mean(rows[0], b), last=mean(rows[-1], b),
-                           diff=[round(curve_change(rows, b)[x], 4) for x in ('mean', 'lo', 'hi')])
-                   for k, b in (('trained', trained), ('held', held))})
+                trained=change(trained), held=change(held))
 
 
 def _fixed_text(r:dict) -> str:

@@ -33,9 +33,9 @@ if __name__ == '__main__':
     out, rows = Path(a.out), []
     for brief in (a.briefs.split(',') if a.briefs else list(FAMILIES)):
         for name, change in [('lazy', {}), *CANDIDATES.items()]:
-            rewards = change.get('rewards')
-            spec = write_spec(brief, LAZY if name == 'lazy' else dict(HEURISTIC, **{k: v for k, v in change.items()
-                                                                                   if k != 'rewards'}))
+            knobs = dict(change)
+            rewards = knobs.pop('rewards', None)
+            spec = write_spec(brief, LAZY if name == 'lazy' else dict(HEURISTIC, **knobs))
             if rewards: spec = re.sub(r'^rewards: .*$', f'rewards: {rewards}', spec, count=1, flags=re.M)
             r = evaluate_spec(_spec_folder(out / 'harmful', brief, spec), brief)
             rows.append(dict(brief=brief, cand=name, **{k: r.get(k) for k in (
