@@ -331,7 +331,7 @@ def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clo
         report = write_report(out, title='agentforge two-loop run (STOPPED)')
         say(f"\nTHE RUN STOPPED: {e}\n  report (says why): {report}")
         raise
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM while inner jobs ran: what was kept is said, nothing is graded
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM (runner.serving): what was kept is said, nothing is graded
         event(out, 'run_stopped', steps_saved=(saved := len(saved_rows(out))))
         say(f"\nSTOPPED (Ctrl-C or SIGTERM): {saved} of {cfg.steps} outer steps saved, nothing half-run was graded; "
             f"the same command resumes from there")

@@ -89,10 +89,15 @@ def _shutdown(p:Pool, runs:dict, stats:dict, grace_s:float):
         _reap(p, runs, stats, shutting=True)
         time.sleep(0.01)
 
-def _on_sigterm(stop:threading.Event):
-    "Turn SIGTERM into `stop.set()` (only the main thread may install handlers); return the undo."
+def _on_sigterm(stop:threading.Event, interrupt:bool=False): # also raise KeyboardInterrupt, as Ctrl-C does
+    """Turn SIGTERM into `stop.set()` (only the main thread may install handlers); return the undo. With `interrupt`,
+    the first SIGTERM also raises `KeyboardInterrupt` in the main thread at once; once `stop` is set, none does."""
     if threading.current_thread() is not threading.main_thread(): return lambda: None
-    prev = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    def on_term(*_):
+        if stop.is_set(): return  # already stopping (a second signal, or the block is ending): the caller knows
+        stop.set()
+        if interrupt: raise KeyboardInterrupt('SIGTERM: stopped before grading what ran; the same command resumes')
+    prev = signal.signal(signal.SIGTERM, on_term)
     return lambda: signal.signal(signal.SIGTERM, prev)
 
 # %% ../nbs/08c_runner.ipynb #53417a70
@@ -193,7 +198,7 @@ def serving(p:Pool, pool:str='inner', slots:int|None=None, # as in work
     "Serve `pool` from a thread while the block runs; yield its `Served`. SIGTERM stops it and interrupts the block."
     if warm is not None and keep_warm: _kept_warm(warm, p.env)  # this thread starts it: it outlives the loop's thread
     stop, key = threading.Event(), str(p.root.resolve())
-    s, undo = Served(p, stop), _on_sigterm(stop)  # the handler in this (main) thread: the loop's thread cannot
+    s, undo = Served(p, stop), _on_sigterm(stop, interrupt=True)  # in this (main) thread: the loop's thread cannot
     def loop():
         try: work(p, pool, slots, until_idle=False, stop=stop, warm=warm, keep_warm=keep_warm, poll_s=0.02)
         except BaseException as e:  # said by the next check

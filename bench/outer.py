@@ -127,7 +127,8 @@ if __name__ == '__main__':
         for s in [int(x) for x in a.seeds.split(',') if x]:
             folder = out / f'seed-{s}'
             if not (folder / 'transfer.json').exists():
-                two_loop(RunConfig.of(steps=a.steps, seed=s, **extra), folder, clone=clone)
+                try: two_loop(RunConfig.of(steps=a.steps, seed=s, **extra), folder, clone=clone)
+                except KeyboardInterrupt: sys.exit(130)  # two_loop said what was saved; the same command resumes
             runs.append(summarize_run(folder)); print(json.dumps(runs[-1]), file=sys.stderr, flush=True)
         (out / 'summary.json').write_text(json.dumps(dict(clone=dataclasses.asdict(clone), steps=a.steps, set=extra, runs=runs,
                                                         spread=spread(runs)), indent=1))

@@ -64,3 +64,32 @@ def test_an_evaluation_cut_short_is_graded_from_what_it_played(tmp_path, private
     assert cut.ended() and cut.finish()['episodes'] == row['episodes']  # the same jobs graded the same
     jobs = Pool(out / 'pool').jobs()
     assert jobs and all(j.state == 'done' and j.attempts == 1 and j.priority < 0 for j in jobs)  # each ran once
+
+
+BUSY = textwrap.dedent('''
+    import json, sys, time
+    from pathlib import Path
+    from agentforge.pool import Pool
+    from agentforge.runner import serving
+    try:
+        with serving(Pool(Path(sys.argv[1]) / 'pool'), slots=1):
+            print('ready', flush=True)
+            t = time.monotonic()
+            while time.monotonic() - t < 90: sum(range(10_000))  # the caller works and never waits on the pool
+    except KeyboardInterrupt as e:
+        print(json.dumps(dict(interrupted=str(e)))); sys.exit(3)
+    print(json.dumps(dict(interrupted=None)))
+''')
+
+def test_sigterm_stops_a_served_block_that_never_waits(tmp_path):
+    """SIGTERM while the caller works without waiting on the pool (a step whose inner results were all cached): the
+    block is interrupted at once, as by Ctrl-C (retro 2026-12-06-sigterm-ignored-between-waits); it used to run on."""
+    p = subprocess.Popen([sys.executable, '-c', BUSY, str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    assert p.stdout.readline().strip() == 'ready', p.communicate()
+    time.sleep(0.5); p.send_signal(signal.SIGTERM)
+    try: out, err = p.communicate(timeout=45)  # the loop runs 90 s: only an interrupt ends it before this
+    except subprocess.TimeoutExpired:
+        p.kill(); pytest.fail('SIGTERM did not stop the block: it ran on')
+    assert p.returncode == 3, (out, err[-2000:])
+    assert 'SIGTERM' in json.loads(out.strip().splitlines()[-1])['interrupted']
