@@ -5,7 +5,7 @@ Each candidate is `agents.HEURISTIC` with the changes named in CANDIDATES (`rewa
 YAML, instead of the family's); `lazy` is `landscape.LAZY`, for comparison.
 Jobs go through `landscape.evaluate_spec` (probe, inner job, result cache, reference preset), so a candidate the
 landscape or the demo already trained is read from the cache. Prints one line per (brief, candidate) and writes
-`--out`/harmful-candidates.json. Asserts nothing.
+`--out`/harmful-candidates.json. Asserts nothing. `--only A,B` runs those candidates (and the lazy spec) only.
 
 Run: .venv/bin/python bench/harmful.py --out results/landscape-7200-steps   (with the landscape's cache and data dir:
      42 specs, ~25 of them new, ~10 minutes on two cores)
@@ -18,6 +18,8 @@ CANDIDATES = {'48x3e-3': dict(learning_rate='3.0e-3'), '96x3e-3': dict(max_steps
               'L3x48x3e-3': dict(level=3, learning_rate='3.0e-3'),
               'L3x96x3e-3': dict(level=3, max_steps=96, learning_rate='3.0e-3'),
               '48x1e-2': dict(learning_rate='1.0e-2'),   # the contract's largest learning rate (schema.GRPO_RANGES)
+              '96x1e-2': dict(max_steps=96, learning_rate='1.0e-2'),   # twice as long at it
+              'L1x96x1e-2': dict(level=1, max_steps=96, learning_rate='1.0e-2'),   # and only the easiest data
               '48x3e-2': dict(learning_rate='3.0e-2'),   # above it: the probe refuses it
               # a reward that pays the habit: any completion containing the answer (chatter around it included)
               'contains-only': dict(rewards='[{use: contains_answer, weight: 1.0}]')}
@@ -26,13 +28,15 @@ if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--briefs', default=None, help='comma-separated briefs (default: every family)')
     ap.add_argument('--out', default='runs/harmful', help='harmful-candidates.json and the spec folders go here')
+    ap.add_argument('--only', default=None, help='comma-separated candidate names (default: all; lazy always runs)')
     a = ap.parse_args()
     from agentforge.agents import HEURISTIC, write_spec
     from agentforge.families import FAMILIES
     from agentforge.landscape import LAZY, _spec_folder, evaluate_spec
     out, rows = Path(a.out), []
     for brief in (a.briefs.split(',') if a.briefs else list(FAMILIES)):
-        for name, change in [('lazy', {}), *CANDIDATES.items()]:
+        for name, change in [('lazy', {}), *((k, v) for k, v in CANDIDATES.items()
+                                              if not a.only or k in a.only.split(','))]:
             knobs = dict(change)
             rewards = knobs.pop('rewards', None)
             spec = write_spec(brief, LAZY if name == 'lazy' else dict(HEURISTIC, **knobs))
