@@ -30,6 +30,8 @@ if __name__ == '__main__':
     ap.add_argument('--out', default='runs/harmful', help='harmful-candidates.json and the spec folders go here')
     ap.add_argument('--only', default=None, help='comma-separated candidate names (default: all; lazy always runs)')
     a = ap.parse_args()
+    if a.only and (unknown := set(a.only.split(',')) - set(CANDIDATES)):
+        ap.error(f"--only: no candidate {', '.join(sorted(unknown))}; the candidates are {', '.join(CANDIDATES)}")
     from agentforge.agents import HEURISTIC, write_spec
     from agentforge.families import FAMILIES
     from agentforge.landscape import LAZY, _spec_folder, evaluate_spec

@@ -15,8 +15,8 @@ Two sources of first specs:
 Probes only: no inner job is trained. Prints one line per source and writes --out (JSON). Asserts nothing.
 
 Run (with the caches and data dir the runs used):
-  .venv/bin/python bench/identity_given.py --runs runs/weak-base/clone-100/seed-{0,1,2} --clone-steps 30,50,70,85,100 \\
-      --out results/outer/weak-base/identity-given.json        # ~8 minutes on two cores
+  .venv/bin/python bench/identity_given.py --runs runs/weak-base/clone-100/seed-{0,1,2} \\
+      --clone-steps 30,50,60,70,85,100 --out results/outer/weak-base/identity-given.json    # ~5 minutes, two cores
 """
 import argparse, collections, json, re, tempfile
 from pathlib import Path
