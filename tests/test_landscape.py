@@ -16,13 +16,14 @@ def test_plan_writes_every_kind_and_the_same_knobs_on_every_family():
     assert plan('date_math', seed=1) != plan('date_math', seed=2)                        # random draws follow the seed
 
 def test_the_harmful_spec_is_the_contracts_largest_step_and_validates(tmp_path):
-    "The reckless writer uses the largest learning rate the contract accepts: never a spec made only to fail."
-    from agentforge.agents import HEURISTIC, write_spec
+    "The reckless writer takes the largest learning rate the contract accepts for the design space's longest run."
+    from agentforge.agents import HEURISTIC, KNOBS, write_spec
     from agentforge.landscape import HARMFUL
     from agentforge.probe import validate
     from agentforge.schema import GRPO_RANGES
     assert float(HARMFUL['learning_rate']) == GRPO_RANGES['learning_rate'].hi
-    assert HARMFUL == dict(HEURISTIC, learning_rate=HARMFUL['learning_rate'])                 # the rest: the heuristic
+    assert HARMFUL['max_steps'] == max(KNOBS['max_steps'])
+    assert HARMFUL == dict(HEURISTIC, max_steps=HARMFUL['max_steps'], learning_rate=HARMFUL['learning_rate'])  # the rest
     (tmp_path / 'task.yaml').write_text(write_spec('unit_conversion', HARMFUL))
     r = validate(tmp_path, brief='unit_conversion', saturation=False)
     assert r.validated, (r.reason, r.failure())
