@@ -89,10 +89,14 @@ STEP_SIZES = tuple(f'max_steps: {s}, learning_rate: {r}' for s in KNOBS['max_ste
 
 @lru_cache(maxsize=None)
 def _rewards(family:str, kind:str) -> str:
-    "The rewards list as flow YAML: the family's matcher ('strict'), or half of it plus half contains_answer."
+    """The rewards list as flow YAML: the family's matcher ('strict'), or half of it plus half contains_answer
+    ('lenient'); not in KNOBS, 'verbose' pays long answers too (the landscape's harmful spec, lesson 12b)."""
     from agentforge.rows import EXAMPLE_REWARDS
     rs = EXAMPLE_REWARDS.get(family, [dict(use='exact_match', weight=1.0)])
     if kind == 'lenient': rs = [dict(r, weight=r['weight'] / 2) for r in rs] + [dict(use='contains_answer', weight=0.5)]
+    if kind == 'verbose':  # 30% for a visible length near 48 characters: chatter after the answer earns it
+        rs = [dict(r, weight=round(r['weight'] * 0.7, 3)) for r in rs] \
+             + [dict(use='length_penalty', target=48, weight=0.3)]
     return '[' + ', '.join('{' + ', '.join(f'{k}: {json.dumps(v)}' for k, v in r.items()) + '}' for r in rs) + ']'
 
 # %% ../nbs/09_agents.ipynb #15c6bead

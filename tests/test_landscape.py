@@ -15,18 +15,24 @@ def test_plan_writes_every_kind_and_the_same_knobs_on_every_family():
     assert grid('arithmetic') == grid('string_ops') and len(grid('arithmetic')) == 8   # 2 step counts x 4 rates
     assert plan('date_math', seed=1) != plan('date_math', seed=2)                        # random draws follow the seed
 
-def test_the_harmful_spec_is_the_contracts_largest_step_and_validates(tmp_path):
-    "The reckless writer takes the largest learning rate the contract accepts for the design space's longest run."
+def test_the_harmful_spec_is_reckless_and_validates_on_every_family(tmp_path):
+    """The reckless writer takes the largest learning rate the contract accepts for the design space's longest run, with
+    a reward that also pays long answers (outside the agents' knobs); the probe accepts it on every family."""
     from agentforge.agents import HEURISTIC, KNOBS, write_spec
+    from agentforge.families import FAMILIES
     from agentforge.landscape import HARMFUL
     from agentforge.probe import validate
     from agentforge.schema import GRPO_RANGES
     assert float(HARMFUL['learning_rate']) == GRPO_RANGES['learning_rate'].hi
-    assert HARMFUL['max_steps'] == max(KNOBS['max_steps'])
-    assert HARMFUL == dict(HEURISTIC, max_steps=HARMFUL['max_steps'], learning_rate=HARMFUL['learning_rate'])  # the rest
-    (tmp_path / 'task.yaml').write_text(write_spec('unit_conversion', HARMFUL))
-    r = validate(tmp_path, brief='unit_conversion', saturation=False)
-    assert r.validated, (r.reason, r.failure())
+    assert HARMFUL['max_steps'] == max(KNOBS['max_steps']) and HARMFUL['reward'] not in KNOBS['reward']
+    assert HARMFUL == dict(HEURISTIC, reward='verbose', max_steps=96, learning_rate=HARMFUL['learning_rate'])  # the rest
+    for family in FAMILIES:
+        spec = write_spec(family, HARMFUL)
+        assert '{use: "length_penalty", target: 48, weight: 0.3}' in spec and 'weight: 0.7}' in spec, spec
+        (tmp_path / family).mkdir()
+        (tmp_path / family / 'task.yaml').write_text(spec)
+        r = validate(tmp_path / family, brief=family, saturation=False)
+        assert r.validated, (family, r.reason, r.failure())
 
 def _row(kind, gain, reward, validated=True, seconds=10.0):
     return dict(brief='b', kind=kind, validated=validated, gain=gain, reward=reward, seconds=seconds, pre=.2, post=.3)

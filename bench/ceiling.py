@@ -1,0 +1,44 @@
+"""Does the agents' design space hold a spec that gains more than the landscape's best? The heuristic spec with the
+longest run the design space allows (`agents.KNOBS`: 96 steps), alone and with the hardest data (level 3), and one run
+twice as long again (192 steps, outside the agents' knobs but inside the spec contract), each with several training
+seeds, graded like a landscape row (issue 11: the best spec's normalised gain >= 0.4 on every family).
+
+The landscape (lesson 12b) trains the heuristic, the docs' example, random draws and the grid of steps and learning rate
+the scripted agents vary (16 or 48 steps, level 2), so a longer or harder spec is not among its rows. Jobs go through
+`landscape.evaluate_spec` (probe, inner job, result cache, reference preset), so a repeat run reads the cache.
+Prints one line per (brief, candidate, seed) and writes `--out`/ceiling.json. Asserts nothing.
+
+Run: OMP_NUM_THREADS=1 .venv/bin/python bench/ceiling.py --briefs multihop_lookup --seeds 0,1,2 --out DIR
+     (with a landscape's cache and data dir, so that its rows and these share one hidden split)
+"""
+import argparse, json
+from pathlib import Path
+
+CANDIDATES = {'96x3e-4': dict(max_steps=96), 'L3x96x3e-4': dict(level=3, max_steps=96),
+              '192x3e-4': dict(max_steps=192)}   # 192: outside agents.KNOBS, inside schema.GRPO_RANGES
+
+if __name__ == '__main__':
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--briefs', default='multihop_lookup', help='comma-separated briefs')
+    ap.add_argument('--seeds', default='0', help='comma-separated training seeds (the hidden split stays the same)')
+    ap.add_argument('--out', default='runs/ceiling', help='ceiling.json and the spec folders go here')
+    a = ap.parse_args()
+    from agentforge.agents import HEURISTIC, write_spec
+    from agentforge.families import FAMILIES
+    from agentforge.landscape import _spec_folder, evaluate_spec
+    briefs, seeds = a.briefs.split(','), [int(s) for s in a.seeds.split(',')]
+    if unknown := set(briefs) - set(FAMILIES): ap.error(f"--briefs: no family {', '.join(sorted(unknown))}")
+    out, rows = Path(a.out), []
+    for brief in briefs:
+        for name, change in CANDIDATES.items():
+            for seed in seeds:
+                r = evaluate_spec(_spec_folder(out / 'ceiling', brief, write_spec(brief, dict(HEURISTIC, **change))),
+                                  brief, seed=seed)
+                rows.append(dict(brief=brief, cand=name, seed=seed, **{k: r.get(k) for k in (
+                    'validated', 'reason', 'pre', 'post', 'gain', 'gain_se', 'raw', 'reward', 'train_seconds')}))
+                g = r.get('gain')
+                print(f"{brief:17} {name:11} seed {seed} " + (f"gain {g:+.3f} (SE {r['gain_se']:.3f}) reward "
+                      f"{r['reward']:.3f} train {r['train_seconds']:.0f} s" if g is not None
+                      else f"not valid: {r['reason']}"), flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / 'ceiling.json').write_text(json.dumps(dict(candidates=CANDIDATES, rows=rows), indent=1))
