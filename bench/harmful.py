@@ -22,7 +22,12 @@ CANDIDATES = {'48x3e-3': dict(learning_rate='3.0e-3'), '96x3e-3': dict(max_steps
               'L1x96x1e-2': dict(level=1, max_steps=96, learning_rate='1.0e-2'),   # and only the easiest data
               '48x3e-2': dict(learning_rate='3.0e-2'),   # above it: the probe refuses it
               # a reward that pays the habit: any completion containing the answer (chatter around it included)
-              'contains-only': dict(rewards='[{use: contains_answer, weight: 1.0}]')}
+              'contains-only': dict(rewards='[{use: contains_answer, weight: 1.0}]'),
+              # a reward that also pays long answers (agents._rewards 'verbose'): landscape.HARMFUL since 2026-12-06
+              'verbose-96x1e-2': dict(reward='verbose', max_steps=96, learning_rate='1.0e-2'),
+              'verbose-48x3e-4': dict(reward='verbose'),   # the same reward at the heuristic's step: is it the reward?
+              'L3x96x1e-2': dict(level=3, max_steps=96, learning_rate='1.0e-2'),
+              'T1.3x96x1e-2': dict(max_steps=96, learning_rate='1.0e-2', temperature=1.3)}
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
