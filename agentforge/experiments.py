@@ -183,7 +183,7 @@ def episode(brief:str=typer.Argument(..., help='the brief (family id), e.g. stri
     if rec.ended == 'agent_error': raise typer.Exit(2)
 
 # %% ../nbs/13c_experiments.ipynb #93aa31f2
-def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default: every family, 15-20 min)'),
+def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default: every family, about an hour)'),
               as_json:bool=typer.Option(False, '--json', help='print {"rows", "noise", ...} as one JSON object'),
               random_specs:int=typer.Option(4, '--random', help="the random agent's draws per brief"),
               student:str=typer.Option('tiny-student', help='a student preset or a checkpoint folder'),
@@ -193,7 +193,7 @@ def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default
               noise_seeds:int=typer.Option(4, help='with --samples k > 0: scoring seeds for the noise SD (at least 2)'),
               kinds:Optional[str]=typer.Option(None, help='the rows to run, comma-separated, e.g. lazy,heuristic,best '
                                                '(default: all)')):
-    "Train heuristic, random, lazy, harmful, example and grid specs per brief; show each gain next to scoring noise."
+    "Train heuristic, example, lazy, harmful, random, grid and space specs per brief; show gains next to scoring noise."
     from agentforge.landscape import KINDS, format_landscape, landscape as run_landscape, plot_landscape, verdicts
     if brief is not None and not is_family(brief):
         fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")

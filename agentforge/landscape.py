@@ -5,7 +5,7 @@ put their uplift next to the scoring noise. The outer loop can only learn what t
 
 # %% ../nbs/12b_landscape.ipynb #7633d6af
 from __future__ import annotations
-import hashlib, json, math, random, statistics, sys, tempfile, time
+import hashlib, itertools, json, math, random, statistics, sys, tempfile, time
 from pathlib import Path
 
 import yaml
@@ -27,13 +27,13 @@ __all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise'
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
 LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
 HARMFUL = dict(HEURISTIC, reward='verbose', max_steps=96, learning_rate='1.0e-2')  # valid: see below
-KINDS = ('heuristic', 'example', 'lazy', 'harmful', 'random', 'grid', 'best')
+KINDS = ('heuristic', 'example', 'lazy', 'harmful', 'random', 'grid', 'space', 'best')
 
 def plan(brief:str, # a brief id
          n_random:int=4, # specs the random agent's first draw makes
          seed:int=0, # the random draws' seed
         ) -> list: # [(kind, task.yaml text)]
-    "The specs the landscape trains for `brief`: the baselines, the docs' example, random draws and the valid grid."
+    "The specs the landscape trains for `brief`: baselines, the docs' example, random draws, grid and random space."
     rng = random.Random(f'landscape:{seed}:{brief}')
     example = yaml.safe_dump(example_doc(brief), sort_keys=False)  # the spec contract's own example settings
     out = [('heuristic', write_spec(brief, HEURISTIC)), ('example', example),
@@ -41,6 +41,8 @@ def plan(brief:str, # a brief id
     out += [('random', write_spec(brief, {k: rng.choice(v) for k, v in CHOICES.items()})) for _ in range(n_random)]
     out += [('grid', write_spec(brief, dict(HEURISTIC, max_steps=s, learning_rate=lr)))
             for s in CHOICES['max_steps'] for lr in CHOICES['learning_rate']]
+    out += [('space', write_spec(brief, dict(zip(CHOICES, combo))))  # all the random agent can write, each as likely
+            for combo in itertools.product(*CHOICES.values())]
     return out
 
 # %% ../nbs/12b_landscape.ipynb #77d0e0fb
@@ -136,13 +138,14 @@ def verdicts(land:dict) -> list:
         rs = [r for r in land['rows'] if r['brief'] == brief]
         best, lazy, harm, sd = _at(rs, 'best'), _at(rs, 'lazy'), _at(rs, 'harmful'), land['noise'].get(brief)
         valid = [r for r in rs if r['validated'] and r['kind'] != 'best']
-        rnd = [r['gain'] for r in rs if r['kind'] == 'random' and r['gain'] is not None]
+        over = 'space' if any(r['kind'] == 'space' for r in rs) else 'random'  # the whole space, else the draws
+        rnd = [r['gain'] for r in rs if r['kind'] == over and r['gain'] is not None]
         f = dict(brief=brief, sd=sd, best_gain=_get(best, 'gain'), best_of=_get(best, 'of'),
                  lazy_gain=_get(lazy, 'gain'), example_gain=_get(_at(rs, 'example'), 'gain'),
                  heuristic_gain=_get(_at(rs, 'heuristic'), 'gain'),
                  lazy_reward=_get(lazy, 'reward'), harmful_reward=_get(harm, 'reward'),
                  random_median=statistics.median(rnd) if rnd else None,
-                 random_valid=f"{len(rnd)}/{sum(r['kind'] == 'random' for r in rs)}",
+                 random_valid=f"{len(rnd)}/{sum(r['kind'] == over for r in rs)}", random_over=over,
                  best_reward=_get(best, 'reward'), worst_valid_reward=min((r['reward'] for r in valid), default=None),
                  best_seconds=_get(best, 'seconds'),
                  habit_free_gain=_get(land.get('habit_free', {}).get(brief), 'gain'))  # what cutting the habit gives
@@ -185,7 +188,7 @@ def format_landscape(land:dict) -> str:
 
 # %% ../nbs/12b_landscape.ipynb #434f1f21
 STYLE = dict(heuristic=('C0', 'o'), example=('C2', 's'), lazy=('C7', 'v'), harmful=('C3', 'X'), random=('C1', '.'),
-             grid=('C4', '_'), best=('k', '*'))
+             grid=('C4', '_'), space=('0.6', '.'), best=('k', '*'))
 
 def plot_landscape(land:dict, path) -> Path:
     "Each brief's specs by kind on the normalised-gain axis, over ±2 scoring SDs (grey) and the habit-cut gain (--)."

@@ -49,6 +49,26 @@ def test_verdicts_measure_what_ran_and_say_not_measured_otherwise():
     land['noise']['b'] = None
     assert verdicts(land)[0]['targets']['best gain >= 4 SD'] is None                       # no noise measured: not met
 
+def test_the_space_is_every_spec_the_random_agent_can_write_and_holds_the_grid():
+    from agentforge.agents import CHOICES, choices_of
+    p = plan('date_math')
+    space = [t for k, t in p if k == 'space']
+    assert len(space) == len(set(space)) == 24 and len(space) == len(CHOICES['level']) * 2 * 4
+    assert {tuple(sorted(choices_of(t, 'date_math').items())) for t in space} == {
+        (('learning_rate', r), ('level', lv), ('max_steps', s))
+        for lv in CHOICES['level'] for s in CHOICES['max_steps'] for r in CHOICES['learning_rate']}
+    assert {t for k, t in p if k in ('grid', 'random')} <= set(space)          # draws and grid: a subset, trained once
+
+def test_the_random_median_is_the_whole_spaces_when_it_was_trained():
+    "Four draws estimate the median random spec; the space the random agent samples uniformly measures it."
+    rows = [_row('random', .5, .6), _row('random', .4, .6)] + [_row('space', g, .5) for g in (.0, .0, .1, .5)] \
+        + [_row('space', None, 0.0, validated=False)]
+    v = verdicts(dict(noise={'b': .01}, rows=rows))[0]
+    assert (v['random_median'], v['random_valid'], v['random_over']) == (pytest.approx(.05), '4/5', 'space')
+    assert v['targets']['median random valid gain <= 0.15'] is True
+    v = verdicts(dict(noise={'b': .01}, rows=rows[:2]))[0]                          # no space trained: the draws
+    assert (v['random_median'], v['random_valid'], v['random_over']) == (pytest.approx(.45), '2/2', 'random')
+
 def test_the_habit_cut_is_stated_where_measured_and_absent_where_not(tmp_path):
     "A landscape states what cutting the habit alone would give (lesson 03b); one recorded before 2026-12-05 says nothing."
     kinds = {'0': dict(n=3, score=.1, habit_free=.9), '1': dict(n=5, score=0.0, habit_free=.25)}
