@@ -80,7 +80,7 @@ def assistant_message(turn:Turn, index:int) -> dict:
 # %% ../nbs/09_agents.ipynb #23670376
 KNOBS = dict(reward=('strict', 'lenient'), level=(1, 2, 3), rows=(64, 256), max_steps=(16, 48, 96),
              learning_rate=('1.0e-5', '1.0e-4', '3.0e-4', '3.0e-3'), num_generations=(4, 8, 16),
-             temperature=(0.7, 1.0, 1.3))  # the design space: every option passes the probe (tests/test_agents.py)
+             temperature=(0.7, 1.0, 1.3))  # the design space: valid, saturation aside (tests/test_agents.py)
 HEURISTIC = dict(reward='strict', level=2, rows=256, max_steps=48, learning_rate='3.0e-4', num_generations=8,
                  temperature=1.0)  # a practitioner's one rule, the same on every family: train at the eval's level
 CHOICES = dict(level=KNOBS['level'], max_steps=(16, 48), learning_rate=KNOBS['learning_rate'])  # scripted agents vary
