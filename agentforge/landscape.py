@@ -26,7 +26,7 @@ __all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise'
 
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
 LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
-HARMFUL = dict(HEURISTIC, reward='verbose', max_steps=96, learning_rate='1.0e-2')  # valid: see below
+HARMFUL = dict(HEURISTIC, reward='verbose', max_steps=96, learning_rate='1.0e-2')  # valid, paying length, reckless
 KINDS = ('heuristic', 'example', 'lazy', 'harmful', 'random', 'grid', 'space', 'best')
 
 def plan(brief:str, # a brief id

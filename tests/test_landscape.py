@@ -50,6 +50,7 @@ def test_verdicts_measure_what_ran_and_say_not_measured_otherwise():
     assert verdicts(land)[0]['targets']['best gain >= 4 SD'] is None                       # no noise measured: not met
 
 def test_the_space_is_every_spec_the_random_agent_can_write_and_holds_the_grid():
+    "The `space` rows are the random agent's whole uniform space, each spec once; the grid and the draws lie inside it."
     from agentforge.agents import CHOICES, choices_of
     p = plan('date_math')
     space = [t for k, t in p if k == 'space']
