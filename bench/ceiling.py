@@ -5,7 +5,8 @@ spec contract), each with several training seeds, graded like a landscape row (i
 
 The landscape (lesson 12b) trains the heuristic, the docs' example, random draws and the grid of steps and learning rate
 the scripted agents vary (16 or 48 steps, level 2), so a longer or harder spec is not among its rows. Jobs go through
-`landscape.evaluate_spec` (probe, inner job, result cache, reference preset), so a repeat run reads the cache.
+`bench/harmful.py`'s `train_candidates` (`landscape.evaluate_spec`: probe, inner job, result cache, reference
+preset), so a repeat run reads the cache.
 Prints one line per (brief, candidate, seed) and writes `--out`/ceiling.json. Asserts nothing.
 
 Run: OMP_NUM_THREADS=1 .venv/bin/python bench/ceiling.py --briefs multihop_lookup --seeds 0,1,2 --out DIR
@@ -24,22 +25,11 @@ if __name__ == '__main__':
     ap.add_argument('--seeds', default='0', help='comma-separated training seeds (the hidden split stays the same)')
     ap.add_argument('--out', default='runs/ceiling', help='ceiling.json and the spec folders go here')
     a = ap.parse_args()
-    from agentforge.agents import HEURISTIC, write_spec
     from agentforge.families import FAMILIES
-    from agentforge.landscape import _spec_folder, evaluate_spec
+    from harmful import train_candidates   # bench/ is on sys.path when this script runs
     briefs, seeds = a.briefs.split(','), [int(s) for s in a.seeds.split(',')]
     if unknown := set(briefs) - set(FAMILIES): ap.error(f"--briefs: no family {', '.join(sorted(unknown))}")
-    out, rows = Path(a.out), []
-    for brief in briefs:
-        for name, change in CANDIDATES.items():
-            for seed in seeds:
-                r = evaluate_spec(_spec_folder(out / 'ceiling', brief, write_spec(brief, dict(HEURISTIC, **change))),
-                                  brief, seed=seed)
-                rows.append(dict(brief=brief, cand=name, seed=seed, **{k: r.get(k) for k in (
-                    'validated', 'reason', 'pre', 'post', 'gain', 'gain_se', 'raw', 'reward', 'train_seconds')}))
-                g = r.get('gain')
-                print(f"{brief:17} {name:11} seed {seed} " + (f"gain {g:+.3f} (SE {r['gain_se']:.3f}) reward "
-                      f"{r['reward']:.3f} train {r['train_seconds']:.0f} s" if g is not None
-                      else f"not valid: {r['reason']}"), flush=True)
+    out = Path(a.out)
+    rows = train_candidates(briefs, list(CANDIDATES.items()), out / 'ceiling', seeds)
     out.mkdir(parents=True, exist_ok=True)
     (out / 'ceiling.json').write_text(json.dumps(dict(candidates=CANDIDATES, rows=rows), indent=1))

@@ -29,6 +29,28 @@ CANDIDATES = {'48x3e-3': dict(learning_rate='3.0e-3'), '96x3e-3': dict(max_steps
               'L3x96x1e-2': dict(level=3, max_steps=96, learning_rate='1.0e-2'),
               'T1.3x96x1e-2': dict(max_steps=96, learning_rate='1.0e-2', temperature=1.3)}
 
+def train_candidates(briefs:list, cands:list, folder:Path, seeds=(0,)) -> list:
+    """Train `agents.HEURISTIC` with each candidate's changes (`rewards`: flow YAML replacing the family's) on each
+    brief and seed, graded like a landscape row; print one line each and return the rows (`bench/ceiling.py` too)."""
+    from agentforge.agents import HEURISTIC, write_spec
+    from agentforge.landscape import _spec_folder, evaluate_spec
+    rows = []
+    for brief in briefs:
+        for name, change in cands:
+            knobs = dict(change)
+            rewards = knobs.pop('rewards', None)
+            spec = write_spec(brief, dict(HEURISTIC, **knobs))
+            if rewards: spec = re.sub(r'^rewards: .*$', f'rewards: {rewards}', spec, count=1, flags=re.M)
+            for seed in seeds:
+                r = evaluate_spec(_spec_folder(folder, brief, spec), brief, seed=seed)
+                rows.append(dict(brief=brief, cand=name, seed=seed, **{k: r.get(k) for k in (
+                    'validated', 'reason', 'pre', 'post', 'gain', 'gain_se', 'raw', 'reward', 'train_seconds')}))
+                g = r.get('gain')
+                print(f"{brief:17} {name:15} seed {seed} " + (f"gain {g:+.3f} (SE {r['gain_se']:.3f}) reward "
+                      f"{r['reward']:.3f} train {r['train_seconds']:.0f} s" if g is not None
+                      else f"not valid: {r['reason']}"), flush=True)
+    return rows
+
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--briefs', default=None, help='comma-separated briefs (default: every family)')
@@ -37,21 +59,9 @@ if __name__ == '__main__':
     a = ap.parse_args()
     if a.only and (unknown := set(a.only.split(',')) - set(CANDIDATES)):
         ap.error(f"--only: no candidate {', '.join(sorted(unknown))}; the candidates are {', '.join(CANDIDATES)}")
-    from agentforge.agents import HEURISTIC, write_spec
     from agentforge.families import FAMILIES
-    from agentforge.landscape import LAZY, _spec_folder, evaluate_spec
-    out, rows = Path(a.out), []
-    for brief in (a.briefs.split(',') if a.briefs else list(FAMILIES)):
-        for name, change in [('lazy', {}), *((k, v) for k, v in CANDIDATES.items()
-                                              if not a.only or k in a.only.split(','))]:
-            knobs = dict(change)
-            rewards = knobs.pop('rewards', None)
-            spec = write_spec(brief, LAZY if name == 'lazy' else dict(HEURISTIC, **knobs))
-            if rewards: spec = re.sub(r'^rewards: .*$', f'rewards: {rewards}', spec, count=1, flags=re.M)
-            r = evaluate_spec(_spec_folder(out / 'harmful', brief, spec), brief)
-            rows.append(dict(brief=brief, cand=name, **{k: r.get(k) for k in (
-                'validated', 'reason', 'pre', 'post', 'gain', 'raw', 'reward', 'train_seconds')}))
-            g = rows[-1]['gain']
-            print(f"{brief:17} {name:13} " + (f"gain {g:+.3f} reward {r['reward']:.3f}" if g is not None
-                                               else f"not valid: {r['reason']}"), flush=True)
+    from agentforge.landscape import LAZY
+    out = Path(a.out)
+    cands = [('lazy', LAZY), *((k, v) for k, v in CANDIDATES.items() if not a.only or k in a.only.split(','))]
+    rows = train_candidates(a.briefs.split(',') if a.briefs else list(FAMILIES), cands, out / 'harmful')
     (out / 'harmful-candidates.json').write_text(json.dumps(dict(candidates=CANDIDATES, rows=rows), indent=1))
