@@ -206,7 +206,7 @@ def platform_secret(root:Path|None=None) -> bytes:
 def _mac(secret:bytes, msg:str) -> str: return hmac.new(secret, msg.encode(), hashlib.sha256).hexdigest()
 
 # %% ../nbs/02_tasks.ipynb #2bcd6439
-DEV_SEED, DEV_SIZE, HIDDEN_SIZE = 20261130, 64, 512  # 512 hidden items: a greedy score's SE is at most 0.022
+DEV_SEED, DEV_SIZE, HIDDEN_SIZE = 20261130, 64, 1024  # 1,024 hidden items: a greedy score's SE ≤ 0.016 (lesson 07a)
 CANARY_PREFIX = 'AFCANARY-'
 
 def dev_split(family:Family, n:int=DEV_SIZE) -> list:

@@ -48,6 +48,16 @@ def test_verdicts_measure_what_ran_and_say_not_measured_otherwise():
     assert t['best gain >= 4 SD'] is True and t['example gain >= 0.15'] is None          # 0.30 >= 4 x 0.05; no example row
     land['noise']['b'] = None
     assert verdicts(land)[0]['targets']['best gain >= 4 SD'] is None                       # no noise measured: not met
+    assert v['uplift_se'] is None and t['uplift SE <= 0.02'] is None                       # no row carried its SE
+
+def test_the_uplift_se_target_is_the_largest_paired_se_of_any_trained_row():
+    "Issue 11, item 4: every uplift's own paired SE (raw post - pre) at most 0.02; one noisy row misses it for the brief."
+    rows = [{**_row('heuristic', .30, .55), 'uplift_se': .016}, {**_row('lazy', .01, .42), 'uplift_se': .003},
+            _row('random', None, 0.0, validated=False)]
+    assert verdicts(dict(noise={'b': .01}, rows=rows))[0]['targets']['uplift SE <= 0.02'] is True
+    rows.append({**_row('grid', .60, .70), 'uplift_se': .0215})
+    v = verdicts(dict(noise={'b': .01}, rows=rows))[0]
+    assert v['uplift_se'] == .0215 and v['targets']['uplift SE <= 0.02'] is False
 
 def test_the_space_is_every_spec_the_random_agent_can_write_and_holds_the_grid():
     "The `space` rows are the random agent's whole uniform space, each spec once; the grid and the draws lie inside it."
@@ -85,8 +95,9 @@ def test_pre_scores_carry_the_habit_cut_by_kind_and_refresh_an_older_cache(tmp_p
     "The untrained student's hidden answers scored again with its chatter cut: never lower, every item in one kind."
     "A pre score cached before the field existed is computed again, not read as a landscape without it."
     from agentforge.scoring import pre_scores
+    from agentforge.tasks import HIDDEN_SIZE
     res = pre_scores('tiny-student', 'arithmetic', cache_root=tmp_path)
-    assert res['habit_free'] >= res['score'] and sum(k['n'] for k in res['kinds'].values()) == res['items'] == 512
+    assert res['habit_free'] >= res['score'] and sum(k['n'] for k in res['kinds'].values()) == res['items'] == HIDDEN_SIZE
     assert all(k['habit_free'] >= k['score'] for k in res['kinds'].values()) and len(res['kinds']) > 1
     [cached] = (tmp_path / 'pre').glob('*.json')
     cached.write_text(json.dumps({k: v for k, v in res.items() if k not in ('habit_free', 'kinds')}))

@@ -67,7 +67,7 @@ def test_landscape_numeric_answer_matches_the_code():
 def test_paired_se_numeric_answer_matches_the_code():
     q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '12b_landscape.yaml').read_text())}['landscape-paired-se']
     from agentforge.scoring import paired_se
-    assert abs(paired_se([0.0] * 512, [1.0] * 200 + [0.0] * 312) - q['answer']) <= q['tolerance']
+    assert abs(paired_se([0.0] * 1024, [1.0] * 400 + [0.0] * 624) - q["answer"]) <= q["tolerance"]
 
 def test_credit_and_curve_numeric_answers_match_the_code():
     from types import SimpleNamespace
@@ -192,7 +192,7 @@ def test_quoted_defaults_match_the_code():
     assert Budgets().max_unusable == 2 and MAX_DEAD_SHARE == 0.25          # 10_episode: unusable turn, "a quarter"
     w = WEIGHTS['reference']                                               # 01, 10, 12a: 0.35 / 0.60 (0.25 + 0.75) / 0.05
     assert (w.validation, w.quality, w.speed, w.post / w.quality, w.floor) == (0.35, 0.60, 0.05, 0.25, -0.25)
-    assert SAMPLES == 0 and HIDDEN_SIZE == 512                             # 03b "SAMPLES = 0", 12b "512 hidden items"
+    assert SAMPLES == 0 and HIDDEN_SIZE == 1024                            # 03b "SAMPLES = 0", 12b "1,024 hidden items"
     assert 'samples=4)' in inspect.getsource(_build_student)             # 03b: the band is sampled, 4 per dev item
     assert OuterConfig().loss_agg == 'episode'                             # 11_outer: the default aggregation
     s = lambda ep, n: Sample([1], [2] * n, [0.0] * n, 1.0, ep)

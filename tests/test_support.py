@@ -21,7 +21,7 @@ def test_same_seed_same_items():
 
 def test_dev_hidden_disjoint_and_canaries(tmp_path):
     dev, hid = dev_split(FAM), hidden_split(FAM, root=tmp_path)
-    assert len(dev) == DEV_SIZE == 64 and len(hid) == HIDDEN_SIZE == 512
+    assert len(dev) == DEV_SIZE == 64 and len(hid) == HIDDEN_SIZE == 1024
     assert not {prompt_key(i.prompt) for i in dev} & {prompt_key(i.prompt) for i in hid}
     assert all(i.canary and i.canary.startswith(CANARY_PREFIX) for i in hid)
     assert all(i.canary is None for i in dev)
