@@ -233,9 +233,12 @@ def hidden_split(family:Family, n:int=HIDDEN_SIZE, root:Path|None=None) -> list:
     secret = platform_secret(root)
     seed = int(_mac(secret, f"hidden:{family.name}")[:16], 16)
     dev = frozenset(prompt_key(i.prompt) for i in dev_split(family))
-    items = [Item(f"{family.name}/hidden/{k:04d}", i.prompt, i.answer, i.meta,
-                  canary(family.name, k, secret))
-             for k,i in enumerate(generate(family, n, seed, exclude=dev, split='hidden'))]
+    try: drawn = generate(family, n, seed, exclude=dev, split='hidden')
+    except ValueError:  # a generator with few distinct questions: the split cannot be smaller than HIDDEN_SIZE
+        raise ValueError(f"{family.name}: its hidden split needs {n} distinct eval items beside the dev split's "
+                         f"{len(dev)}, more than its eval_params {family.eval_params} give; widen them") from None
+    items = [Item(f"{family.name}/hidden/{k:04d}", i.prompt, i.answer, i.meta, canary(family.name, k, secret))
+             for k,i in enumerate(drawn)]
     write_atomic(path, ''.join(json.dumps(i.to_row(), ensure_ascii=False) + '\n' for i in items), mode=0o600)
     return items
 
