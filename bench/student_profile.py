@@ -27,7 +27,7 @@ def profile(items:int, k:int=8) -> dict:
 
 if __name__ == '__main__':
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument('--items', type=int, default=256, help='hidden items per family (the split holds 512)')
+    ap.add_argument('--items', type=int, default=256, help='hidden items per family (the split holds 1,024)')
     ap.add_argument('--out', default=None, help='write the profile here as JSON')
     a = ap.parse_args()
     t = time.monotonic(); res = profile(a.items); res['seconds'] = round(time.monotonic() - t, 1)

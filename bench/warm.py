@@ -15,7 +15,7 @@ What it reports, per mode (batches alternate cold and warm so both see the same 
 - overhead per job = attempt wall (the queue's started → finished) − training seconds (`trainer.train()`), the
   median over every job but each batch's first: process start, imports, loading the student, building the trainer,
   saving the model, the hidden scoring and the attempt's bookkeeping;
-- of it, the hidden scoring (`score_seconds`: 512 greedy items, its process included);
+- of it, the hidden scoring (`score_seconds`: every hidden item, greedy, its process included);
 - the worker's own start and stop, paid once per worker: the first job's extra overhead, and the time from the last
   job's end to the worker's return (the warm process's start and stop are in them).
 With `--calls N` it measures instead what an outer run pays per step: N successive `work` calls (as
