@@ -4,8 +4,9 @@ analogue of the reference's Qwen3-0.6B / 1.7B choice, with a higher post score a
 For each brief, the scripted heuristic spec (`agents.HEURISTIC`, the family's template) is trained on `tiny-student`
 and on `tiny-student-large` (lesson 03b: the tiny student one layer deeper, pretrained 1,000 more steps), in turn,
 `--rounds` times, with the result cache off, so every job really trains and the two students' wall times are taken
-under the same machine load. Scoring is the platform's protocol (greedy on the hidden split: 1,024 items since 2026-12-06). Prints one line per
-brief and the medians; writes `--out`/students.json. Asserts nothing: the machine is shared and noisy.
+under the same machine load. Scoring is the platform's protocol (greedy on the hidden split: 1,024 items since
+2026-12-06). Prints one line per brief and the medians; writes `--out`/students.json. Asserts nothing: the machine is
+shared and noisy.
 
 Run: .venv/bin/python bench/students.py --out results/students   (~12 jobs of 15-40 s, builds the larger student
      first if it is not cached: about 2 minutes on two cores)
