@@ -67,7 +67,7 @@ def test_landscape_numeric_answer_matches_the_code():
 def test_paired_se_numeric_answer_matches_the_code():
     q = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '12b_landscape.yaml').read_text())}['landscape-paired-se']
     from agentforge.scoring import paired_se
-    assert abs(paired_se([0.0] * 1024, [1.0] * 400 + [0.0] * 624) - q["answer"]) <= q["tolerance"]
+    assert abs(paired_se([0.0] * 1024, [1.0] * 400 + [0.0] * 624) - q['answer']) <= q['tolerance']
 
 def test_credit_and_curve_numeric_answers_match_the_code():
     from types import SimpleNamespace
