@@ -20,8 +20,8 @@ __all__ = ['init_text', 'init_spec', 'reward_source', 'export_trl']
 
 # %% ../nbs/13a_export.ipynb #75b6f4c2
 _KNOB_NOTES = dict(
-    max_steps='optimizer steps; more steps raised uplift on 5 of 6 families (results/knobs/)',
-    learning_rate='the one knob that moved uplift on all 6 families (results/knobs/): try 1e-4 to 3e-4',
+    max_steps='optimizer steps; more steps raised uplift on all 6 families (results/knobs/)',
+    learning_rate='it moved uplift on all 6 families (results/knobs/): try 1e-4 to 3e-4',
     num_generations='completions per prompt (the GRPO group, >= 2); it moved uplift on no family',
     per_device_train_batch_size='completions per step; divisible by num_generations (prompts = batch / group)',
     max_completion_length=('tokens per completion, room for the longest answer and its end token (the probe checks); '

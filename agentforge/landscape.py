@@ -22,7 +22,7 @@ from .tasks import absolute
 
 # %% auto #0
 __all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'habit_free', 'evaluate_spec', 'landscape',
-           'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'knob_effects', 'format_knobs']
+           'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'train_sd', 'knob_effects', 'format_knobs']
 
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
 LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
@@ -224,36 +224,53 @@ def plot_landscape(land:dict, path) -> Path:
     return path
 
 # %% ../nbs/12b_landscape.ipynb #k1a0b7c2
-def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None) -> list:
-    "Train the heuristic spec and each one-knob change of it on `brief`: [{brief, knob, option, gain, gain_se, ...}]."
+def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None,
+              seeds:int=1, # the heuristic is trained with seeds 0 .. seeds-1 (its training noise); the rest at 0
+             ) -> list:
+    "Train the heuristic spec and each one-knob change of it on `brief`: [{brief, knob, option, seed, gain, ...}]."
     work, rows = Path(work) if work else Path(tempfile.mkdtemp(prefix='knobs-')), []
-    for knob, opt in [(None, None)] + [(k, o) for k, opts in KNOBS.items() for o in opts if o != HEURISTIC[k]]:
+    plan = [(None, None, s) for s in range(seeds)] + [(k, o, 0) for k, opts in KNOBS.items() for o in opts
+                                                     if o != HEURISTIC[k]]
+    for knob, opt, seed in plan:
         text = write_spec(brief, {} if knob is None else {knob: opt})
-        r = evaluate_spec(_spec_folder(work, brief, text), brief, student, hidden_root=hidden_root)
-        rows.append(dict(brief=brief, knob=knob, option=opt, **{k: r.get(k) for k in (
+        r = evaluate_spec(_spec_folder(work, brief, text), brief, student, seed=seed, hidden_root=hidden_root)
+        rows.append(dict(brief=brief, knob=knob, option=opt, seed=seed, **{k: r.get(k) for k in (
             'validated', 'reason', 'pre', 'post', 'gain', 'gain_se', 'train_seconds')}))
     return rows
 
+def train_sd(rows:list, brief:str) -> float|None:
+    "The SD of the heuristic's gain over its training seeds on `brief` (None: fewer than two seeds trained)."
+    g = [r['gain'] for r in rows if r['brief'] == brief and r['knob'] is None and r['validated']]
+    return statistics.stdev(g) if len(g) > 1 else None
+
 def knob_effects(rows:list, z:float=2.0) -> dict:
-    "{knob: {brief: moved}}: whether some option's gain is more than `z` SEs of the difference from the heuristic's."
+    """{knob: {brief: moved}}: whether some option's gain is more than `z` SEs of the difference from the heuristic's
+    (seed 0). The SE counts both scorings' paired SEs and, where the heuristic has several training seeds, each
+    side's training noise: sqrt(se_a² + se_b² + 2 sd²)."""
     out = {}
     for b in sorted({r['brief'] for r in rows}):
-        base = next(r for r in rows if r['brief'] == b and r['knob'] is None)
+        base = next(r for r in rows if r['brief'] == b and r['knob'] is None and r.get('seed', 0) == 0)
+        sd = train_sd(rows, b) or 0.0
         for k in KNOBS:
             alt = [r for r in rows if r['brief'] == b and r['knob'] == k]
             if not (alt and base['validated'] and all(a['validated'] for a in alt)): continue
-            out.setdefault(k, {})[b] = any(abs(a['gain'] - base['gain']) > z * math.hypot(a['gain_se'], base['gain_se'])
+            out.setdefault(k, {})[b] = any(abs(a['gain'] - base['gain'])
+                                           > z * math.sqrt(a['gain_se'] ** 2 + base['gain_se'] ** 2 + 2 * sd ** 2)
                                            for a in alt)
     return out
 
 def format_knobs(rows:list) -> str:
     "A markdown table: each option's gain per brief (the heuristic's first), and where each knob moves uplift."
     briefs, eff = sorted({r['brief'] for r in rows}), knob_effects(rows)
-    get = lambda b, k, o: next((r for r in rows if (r['brief'], r['knob'], r['option']) == (b, k, o)), None)
+    get = lambda b, k, o: next((r for r in rows if (r['brief'], r['knob'], r['option']) == (b, k, o)
+                                and r.get('seed', 0) == 0), None)
     cell = lambda r: '—' if r is None else f"{r['gain']:+.3f}" if r['validated'] else f"invalid ({r['reason']})"
     out = ['| knob | option | ' + ' | '.join(briefs) + ' | moves uplift on |',
            '|---|---|' + '---:|' * len(briefs) + '---|',
            '| (heuristic) | | ' + ' | '.join(cell(get(b, None, None)) for b in briefs) + ' | |']
+    n = max(sum(r['knob'] is None and r['brief'] == b for r in rows) for b in briefs)
+    if n > 1: out.append(f'| (its SD over {n} training seeds) | | ' + ' | '.join(
+        _n(train_sd(rows, b), '{:.3f}') for b in briefs) + ' | |')
     for k, opts in KNOBS.items():
         moved = eff.get(k, {})
         for i, o in enumerate(o for o in opts if o != HEURISTIC[k]):

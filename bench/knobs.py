@@ -1,23 +1,24 @@
 """Which knobs of the design space move uplift? Train the heuristic spec and every one-knob change of it (issue 11).
 
 For each brief, the heuristic spec (`agents.HEURISTIC`) and, for every other option of every knob in
-`agents.CHOICES`, the heuristic with that one option changed, are probed and trained on the default student and
-scored greedily on the hidden split (lesson 12b's protocol: `landscape.knob_rows`). A knob "moves uplift" on a brief
-when some option's normalised gain differs from the heuristic's by more than 2 standard errors of the difference
-(`landscape.knob_effects`).
+`agents.KNOBS`, the heuristic with that one option changed, are probed and trained on the default student and
+scored greedily on the hidden split (lesson 12b's protocol: `landscape.knob_rows`). The heuristic is also trained
+with `--seeds` training seeds, so that its training noise is measured. A knob "moves uplift" on a brief when some
+option's normalised gain differs from the heuristic's by more than 2 standard errors of the difference, scoring and
+training noise both counted (`landscape.knob_effects`).
 
 Run: .venv/bin/python bench/knobs.py --briefs arithmetic,string_ops --out results/knobs
-(about 14 inner jobs of 15-40 s per brief on one core; run two briefs lists side by side on two cores, then
+(about 17 inner jobs of 10-45 s per brief on one core; run two briefs lists side by side on two cores, then
 `--merge results/knobs` prints the table of every knobs-*.json there). Recorded: results/knobs/, lesson 12b.
 """
 import argparse, json, sys, time
 from pathlib import Path
 
-def run(briefs:list, out:Path, work:Path) -> list:
+def run(briefs:list, out:Path, work:Path, seeds:int) -> list:
     from agentforge.landscape import knob_rows
     rows = []
     for brief in briefs:
-        got = knob_rows(brief, work=work)
+        got = knob_rows(brief, work=work, seeds=seeds)
         for r in got: print(json.dumps(r), flush=True)
         rows += got
         (out / f"knobs-{'-'.join(briefs)}.json").write_text(json.dumps(rows, indent=1))
@@ -28,6 +29,8 @@ if __name__ == '__main__':
     ap.add_argument('--briefs', default='arithmetic,string_ops', help='comma-separated briefs')
     ap.add_argument('--out', default='results/knobs', help='knobs-<briefs>.json goes here')
     ap.add_argument('--work', default=None, help='spec folders (default: a temp folder)')
+    ap.add_argument('--seeds', type=int, default=4,
+                    help="training seeds of the heuristic (its training noise enters each knob's test; 1: none)")
     ap.add_argument('--merge', metavar='DIR', help='only print the table of every knobs-*.json in DIR')
     a = ap.parse_args()
     from agentforge.landscape import format_knobs
@@ -36,4 +39,4 @@ if __name__ == '__main__':
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     import tempfile
     work = Path(a.work or tempfile.mkdtemp(prefix='knobs-'))
-    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work)))
+    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work, a.seeds)))
