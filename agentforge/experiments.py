@@ -191,18 +191,21 @@ def landscape(brief:Optional[str]=typer.Option(None, help='one brief id (default
               samples:int=typer.Option(SAMPLES, help='hidden scoring: 0 greedy (noise: SE over items), k: k samples '
                                        'per item at T=1 (noise: SD over seeds)'),
               noise_seeds:int=typer.Option(4, help='with --samples k > 0: scoring seeds for the noise SD (at least 2)'),
+              train_seeds:int=typer.Option(4, help="the heuristic's training seeds: its SD over them is the training "
+                                           'noise a paired SE does not see (1: train it once)'),
               kinds:Optional[str]=typer.Option(None, help='the rows to run, comma-separated, e.g. lazy,heuristic,best '
                                                '(default: all)')):
-    "Train heuristic, example, lazy, harmful, random, grid and space specs per brief; show gains next to scoring noise."
+    "Train heuristic, example, lazy, harmful, random, grid and space specs per brief; show gains beside their noise."
     from agentforge.landscape import KINDS, format_landscape, landscape as run_landscape, plot_landscape, verdicts
     if brief is not None and not is_family(brief):
         fail(f"unknown brief {brief!r}; accepted: {', '.join(family_names())}")
     if noise_seeds < 2: fail("error: --noise-seeds must be at least 2 (an SD needs two scores)")
+    if train_seeds < 1: fail("error: --train-seeds must be at least 1 (1: the heuristic trained once, no training SD)")
     wanted = KINDS if kinds is None else tuple(k.strip() for k in kinds.split(',') if k.strip())
     if not wanted or set(wanted) - set(KINDS): fail(f"error: --kinds {kinds!r}; accepted: {', '.join(KINDS)}")
     out = absolute(out)
     land = run_landscape([brief] if brief else None, student, random_specs, samples=samples, noise_seeds=noise_seeds,
-                         out=out, kinds=wanted)
+                         out=out, kinds=wanted, train_seeds=train_seeds)
     png = plot_landscape(land, out / 'landscape.png')
     if as_json: return typer.echo(json.dumps({**land, 'verdicts': verdicts(land)}))
     typer.echo(format_landscape(land))

@@ -21,8 +21,9 @@ from .rows import example_doc
 from .tasks import absolute
 
 # %% auto #0
-__all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'habit_free', 'evaluate_spec', 'landscape',
-           'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'train_sd', 'knob_effects', 'format_knobs']
+__all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'habit_free', 'evaluate_spec', 'training_noise',
+           'landscape', 'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'train_sd', 'knob_effects',
+           'format_knobs']
 
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
 LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
@@ -92,14 +93,29 @@ def evaluate_spec(folder:Path, brief:str, student:str='tiny-student', seed:int=0
 
 # %% ../nbs/12b_landscape.ipynb #f293a4b0
 def _say(*a): print(*a, file=sys.stderr, flush=True)
+def _n(x, fmt:str='{:+.3f}') -> str: return '—' if x is None else fmt.format(x)
+
+def training_noise(folder:Path, brief:str, student:str, seeds, samples:int=SAMPLES, hidden_root=None,
+                   progress:bool=True) -> dict:
+    """One spec trained with each training seed: {'gains', 'sd'}, the SD of its normalised gain over the seeds
+    (None with fewer than two valid). Another seed is another prompt order and other samples: noise that a paired
+    SE over the hidden items does not see."""
+    gains = [evaluate_spec(folder, brief, student, s, samples, hidden_root)['gain'] for s in seeds]
+    ok = [g for g in gains if g is not None]
+    sd = round(statistics.stdev(ok), 4) if len(ok) > 1 else None
+    if progress: _say(f"{brief:17} heuristic over {len(gains)} training seeds: gains "
+                      + ' '.join(_n(g) for g in gains) + f", SD {_n(sd, '{:.3f}')}")
+    return dict(gains=gains, sd=sd)
 
 def landscape(briefs:list|None=None, # brief ids (default: every family)
               student:str='tiny-student', n_random:int=4, seed:int=0, samples:int=SAMPLES, noise_seeds:int=4,
               out='runs/landscape', # spec folders and landscape.json
-              hidden_root=None, kinds:tuple=KINDS, progress:bool=True) -> dict:
-    "Train every planned spec per brief; return {'rows', 'noise', 'habit_free'}: what each kind of spec does."
+              hidden_root=None, kinds:tuple=KINDS, progress:bool=True,
+              train_seeds:int=4, # with 'heuristic' in kinds: its training seeds, seed .. seed+train_seeds-1 (1: one)
+             ) -> dict:
+    "Train every planned spec per brief; return {'rows', 'noise', 'train_sd', ...}: what each kind of spec does."
     out, hidden_root, t0 = absolute(out), absolute(hidden_root), time.monotonic()
-    rows, noise, seen, free = [], {}, {}, {}
+    rows, noise, seen, free, tsd = [], {}, {}, {}, {}
     for brief in briefs or list(FAMILIES):
         free[brief] = habit_free(brief, student, samples, hidden_root)
         noise[brief] = score_noise(brief, student, samples, noise_seeds, hidden_root)['sd'] \
@@ -114,11 +130,14 @@ def landscape(briefs:list|None=None, # brief ids (default: every family)
             if progress: _say(f"{brief:17} {kind:9} " + (f"gain {row['gain']:+.3f} reward {row['reward']:.3f} "
                               f"({row['seconds']:.0f} s{', cached' if row['cached'] else ''})" if row['validated']
                               else f"not valid: {row['reason']}"))
+        if 'heuristic' in kinds and train_seeds > 1:
+            tsd[brief] = training_noise(_spec_folder(out, brief, write_spec(brief, HEURISTIC)), brief, student,
+                                        range(seed, seed + train_seeds), samples, hidden_root, progress)
         valid = [r for r in rows if r['brief'] == brief and r['gain'] is not None]
         if 'best' in kinds and valid:
             top = max(valid, key=lambda r: r['gain'])
             rows.append({**top, 'kind': 'best', 'of': top['kind']})
-    res = dict(rows=rows, noise=noise, habit_free=free, student=student, samples=samples, seed=seed,
+    res = dict(rows=rows, noise=noise, habit_free=free, train_sd=tsd, student=student, samples=samples, seed=seed,
                seconds=round(time.monotonic() - t0, 1))
     if out: write_atomic(out / 'landscape.json', json.dumps(res, indent=1))
     return res
@@ -150,7 +169,8 @@ def verdicts(land:dict) -> list:
                  best_reward=_get(best, 'reward'), worst_valid_reward=min((r['reward'] for r in valid), default=None),
                  best_seconds=_get(best, 'seconds'),  # the largest paired SE of a raw uplift among the trained rows:
                  uplift_se=max((r['uplift_se'] for r in rs if r.get('uplift_se') is not None), default=None),
-                 habit_free_gain=_get(land.get('habit_free', {}).get(brief), 'gain'))  # what cutting the habit gives
+                 habit_free_gain=_get(land.get('habit_free', {}).get(brief), 'gain'),  # what cutting the habit gives
+                 train_sd=_get(land.get('train_sd', {}).get(brief), 'sd'))  # the heuristic's SD over training seeds
         f['targets'] = {
             'best gain >= 0.4': _ok(f['best_gain'], '>=', T['best_gain']),
             'best gain >= 4 SD': _ok(f['best_gain'], '>=',
@@ -168,8 +188,6 @@ def verdicts(land:dict) -> list:
     return out
 
 # %% ../nbs/12b_landscape.ipynb #ce7fd6bf
-def _n(x, fmt:str='{:+.3f}') -> str: return '—' if x is None else fmt.format(x)
-
 def format_landscape(land:dict) -> str:
     "The landscape as text: one line per spec, then each brief's targets (met, MISSED, or not measured)."
     head = ('brief', 'kind', 'valid', 'pre', 'post', 'gain', '±sd', 'reward', 's')
@@ -183,6 +201,10 @@ def format_landscape(land:dict) -> str:
         marks = ', '.join(f"{k}: {'met' if ok else 'MISSED' if ok is False else 'not measured'}"
                           for k, ok in v['targets'].items())
         lines.append(f"\n{v['brief']} (scoring SD {_n(v['sd'], '{:.3f}')}): {marks}")
+        if (t := land.get('train_sd', {}).get(v['brief'])):  # landscapes recorded before 2026-12-06 lack it
+            gs = ' '.join(_n(g) for g in t['gains'])
+            lines.append(f"  training noise: the heuristic over {len(t['gains'])} training seeds gains {gs} "
+                         f"(SD {_n(t['sd'], '{:.3f}')})")
         if (free := land.get('habit_free', {}).get(v['brief'])):  # landscapes recorded before 2026-12-05 lack it
             ks = [k['habit_free'] for k in free['kinds'].values()]
             lines.append(f"  the habit cut, nothing else taught: score {free['score']:.3f}, gain {free['gain']:+.3f} "

@@ -59,6 +59,21 @@ def test_the_uplift_se_target_is_the_largest_paired_se_of_any_trained_row():
     v = verdicts(dict(noise={'b': .01}, rows=rows))[0]
     assert v['uplift_se'] == .0215 and v['targets']['uplift SE <= 0.02'] is False
 
+def test_the_training_noise_is_stated_beside_the_scoring_noise_and_absent_from_old_records():
+    "A landscape that trained the heuristic with several seeds states their gains and SD; one recorded before does not."
+    rows = [{**_row('heuristic', .80, .70), 'uplift_se': .015}]
+    land = dict(noise={'b': .01}, rows=rows, train_sd={'b': dict(gains=[.80, .75, .88, None], sd=.0656)})
+    assert verdicts(land)[0]['train_sd'] == .0656
+    assert 'training noise: the heuristic over 4 training seeds gains +0.800 +0.750 +0.880 — (SD 0.066)' \
+        in format_landscape(land)
+    old = dict(noise={'b': .01}, rows=rows)                                            # before 2026-12-06: no field
+    assert verdicts(old)[0]['train_sd'] is None and 'training noise' not in format_landscape(old)
+
+def test_landscape_cli_refuses_no_training_seed_before_training_anything(tmp_path):
+    r = CliRunner().invoke(app, ['landscape', '--brief', 'string_ops', '--train-seeds', '0', '--out', str(tmp_path)])
+    assert r.exit_code != 0 and '--train-seeds must be at least 1' in r.output
+    assert not (tmp_path / 'landscape.json').exists()
+
 def test_the_space_is_every_spec_the_random_agent_can_write_and_holds_the_grid():
     "The `space` rows are the random agent's whole uniform space, each spec once; the grid and the draws lie inside it."
     from agentforge.agents import CHOICES, choices_of
