@@ -247,55 +247,75 @@ def plot_landscape(land:dict, path) -> Path:
 
 # %% ../nbs/12b_landscape.ipynb #k1a0b7c2
 def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None,
-              seeds:int=1, # the heuristic is trained with seeds 0 .. seeds-1 (its training noise); the rest at 0
+              seeds:int=1, # every spec is trained with training seeds 0 .. seeds-1 (its training noise)
+              knobs=None, # the knobs whose options are tried (default: every knob of agents.KNOBS)
              ) -> list:
     "Train the heuristic spec and each one-knob change of it on `brief`: [{brief, knob, option, seed, gain, ...}]."
     work, rows = Path(work) if work else Path(tempfile.mkdtemp(prefix='knobs-')), []
-    plan = [(None, None, s) for s in range(seeds)] + [(k, o, 0) for k, opts in KNOBS.items() for o in opts
-                                                     if o != HEURISTIC[k]]
-    for knob, opt, seed in plan:
+    if unknown := set(knobs or ()) - set(KNOBS):
+        raise ValueError(f'unknown knobs {sorted(unknown)}; known: {list(KNOBS)}')
+    arms = [(None, None)] + [(k, o) for k, opts in KNOBS.items() if k in (knobs or KNOBS) for o in opts
+                             if o != HEURISTIC[k]]
+    for (knob, opt), seed in itertools.product(arms, range(seeds)):
         text = write_spec(brief, {} if knob is None else {knob: opt})
         r = evaluate_spec(_spec_folder(work, brief, text), brief, student, seed=seed, hidden_root=hidden_root)
         rows.append(dict(brief=brief, knob=knob, option=opt, seed=seed, **{k: r.get(k) for k in (
             'validated', 'reason', 'pre', 'post', 'gain', 'gain_se', 'train_seconds')}))
     return rows
 
+def _arms(rows:list, brief:str) -> dict:
+    "{(knob, option): [its rows, one per training seed]} for `brief` (the heuristic is (None, None))."
+    out = {}
+    for r in rows:  # a row recorded twice (two tables that both trained the heuristic at seed 0) counts once
+        if r['brief'] == brief: out.setdefault((r['knob'], r['option']), {})[r.get('seed', 0)] = r
+    return {k: list(v.values()) for k, v in out.items()}
+
 def train_sd(rows:list, brief:str) -> float|None:
-    "The SD of the heuristic's gain over its training seeds on `brief` (None: fewer than two seeds trained)."
-    g = [r['gain'] for r in rows if r['brief'] == brief and r['knob'] is None and r['validated']]
-    return statistics.stdev(g) if len(g) > 1 else None
+    """The training noise on `brief`: the SD of a spec's gain from one training seed to the next, pooled over every
+    spec trained with two seeds or more (None: no spec was)."""
+    groups = [[r['gain'] for r in rs] for rs in _arms(rows, brief).values() if all(r['validated'] for r in rs)]
+    dof = sum(len(g) - 1 for g in groups)
+    if not dof: return None
+    return math.sqrt(sum(sum((x - statistics.mean(g)) ** 2 for x in g) for g in groups) / dof)
 
 def knob_effects(rows:list, z:float=2.0) -> dict:
-    """{knob: {brief: moved}}: whether some option's gain is more than `z` SEs of the difference from the heuristic's
-    (seed 0). The SE counts both scorings' paired SEs and, where the heuristic has several training seeds, each
-    side's training noise: sqrt(se_a² + se_b² + 2 sd²)."""
+    """{knob: {brief: moved}}: whether some option's mean gain over its training seeds is more than `z` SEs of the
+    difference from the heuristic's. The SE counts the training noise of each side's mean (`train_sd`, over its
+    n seeds) and each side's scoring SE: sqrt(sd² (1/n_a + 1/n_b) + se_a² + se_b²)."""
     out = {}
     for b in sorted({r['brief'] for r in rows}):
-        base = next(r for r in rows if r['brief'] == b and r['knob'] is None and r.get('seed', 0) == 0)
-        sd = train_sd(rows, b) or 0.0
+        arms, sd = _arms(rows, b), train_sd(rows, b) or 0.0
+        mean = lambda rs, k: statistics.mean(r[k] for r in rs)
+        base = arms[None, None]
         for k in KNOBS:
-            alt = [r for r in rows if r['brief'] == b and r['knob'] == k]
-            if not (alt and base['validated'] and all(a['validated'] for a in alt)): continue
-            out.setdefault(k, {})[b] = any(abs(a['gain'] - base['gain'])
-                                           > z * math.sqrt(a['gain_se'] ** 2 + base['gain_se'] ** 2 + 2 * sd ** 2)
-                                           for a in alt)
+            alt = [rs for (kk, _), rs in arms.items() if kk == k]
+            if not (alt and all(r['validated'] for rs in alt + [base] for r in rs)): continue
+            out.setdefault(k, {})[b] = any(
+                abs(mean(rs, 'gain') - mean(base, 'gain')) > z * math.sqrt(
+                    sd ** 2 * (1 / len(rs) + 1 / len(base)) + mean(rs, 'gain_se') ** 2 + mean(base, 'gain_se') ** 2)
+                for rs in alt)
     return out
 
 def format_knobs(rows:list) -> str:
-    "A markdown table: each option's gain per brief (the heuristic's first), and where each knob moves uplift."
+    "A markdown table: each option's gain per brief (its mean over training seeds), and where each knob moves uplift."
     briefs, eff = sorted({r['brief'] for r in rows}), knob_effects(rows)
-    get = lambda b, k, o: next((r for r in rows if (r['brief'], r['knob'], r['option']) == (b, k, o)
-                                and r.get('seed', 0) == 0), None)
-    cell = lambda r: '—' if r is None else f"{r['gain']:+.3f}" if r['validated'] else f"invalid ({r['reason']})"
+    arms = {b: _arms(rows, b) for b in briefs}
+    def cell(b, k, o):
+        rs = arms[b].get((k, o))
+        if not rs: return '—'
+        bad = [r['reason'] for r in rs if not r['validated']]
+        if bad: return f'invalid ({bad[0]})'
+        return f"{statistics.mean(r['gain'] for r in rs):+.3f}"
     out = ['| knob | option | ' + ' | '.join(briefs) + ' | moves uplift on |',
            '|---|---|' + '---:|' * len(briefs) + '---|',
-           '| (heuristic) | | ' + ' | '.join(cell(get(b, None, None)) for b in briefs) + ' | |']
-    n = max(sum(r['knob'] is None and r['brief'] == b for r in rows) for b in briefs)
-    if n > 1: out.append(f'| (its SD over {n} training seeds) | | ' + ' | '.join(
+           '| (heuristic) | | ' + ' | '.join(cell(b, None, None) for b in briefs) + ' | |']
+    n = max(len(rs) for b in briefs for rs in arms[b].values())
+    if n > 1: out.append(f'| (training SD, up to {n} seeds a spec) | | ' + ' | '.join(
         _n(train_sd(rows, b), '{:.3f}') for b in briefs) + ' | |')
     for k, opts in KNOBS.items():
         moved = eff.get(k, {})
         for i, o in enumerate(o for o in opts if o != HEURISTIC[k]):
-            out.append(f'| {k} | {o} | ' + ' | '.join(cell(get(b, k, o)) for b in briefs) +
+            out.append(f'| {k} | {o} | ' + ' | '.join(cell(b, k, o) for b in briefs) +
                        (f" | {sum(moved.values())} of {len(moved)} |" if i == 0 else ' | |'))
     return '\n'.join(out)
+

@@ -2,26 +2,29 @@
 
 For each brief, the heuristic spec (`agents.HEURISTIC`) and, for every other option of every knob in
 `agents.KNOBS`, the heuristic with that one option changed, are probed and trained on the default student and
-scored greedily on the hidden split (lesson 12b's protocol: `landscape.knob_rows`). The heuristic is also trained
-with `--seeds` training seeds, so that its training noise is measured. A knob "moves uplift" on a brief when some
-option's normalised gain differs from the heuristic's by more than 2 standard errors of the difference, scoring and
-training noise both counted (`landscape.knob_effects`).
+scored greedily on the hidden split (lesson 12b's protocol: `landscape.knob_rows`), each with `--seeds` training
+seeds so that the training noise is measured (`--knobs` limits the knobs tried). A knob "moves uplift" on a brief
+when some option's mean normalised gain differs from the heuristic's by more than 2 standard errors of the
+difference, scoring and training noise both counted (`landscape.knob_effects`). Tables written with different
+`--knobs` or `--seeds` merge: a spec trained in both counts once per seed.
 
 Run: .venv/bin/python bench/knobs.py --briefs arithmetic,string_ops --out results/knobs
-(about 17 inner jobs of 10-45 s per brief on one core; run two briefs lists side by side on two cores, then
-`--merge results/knobs` prints the table of every knobs-*.json there). Recorded: results/knobs/, lesson 12b.
+(--seeds 1: 14 inner jobs of 10-45 s per brief on one core; the default --seeds 4, four times that. Run two briefs
+lists side by side on two cores, then `--merge results/knobs` prints the table of every knobs-*.json there).
+Recorded: results/knobs/, lesson 12b.
 """
 import argparse, json, sys, time
 from pathlib import Path
 
-def run(briefs:list, out:Path, work:Path, seeds:int) -> list:
+def run(briefs:list, out:Path, work:Path, seeds:int, knobs) -> list:
     from agentforge.landscape import knob_rows
     rows = []
     for brief in briefs:
-        got = knob_rows(brief, work=work, seeds=seeds)
+        got = knob_rows(brief, work=work, seeds=seeds, knobs=knobs)
         for r in got: print(json.dumps(r), flush=True)
         rows += got
-        (out / f"knobs-{'-'.join(briefs)}.json").write_text(json.dumps(rows, indent=1))
+        tag = '-'.join(briefs) + (f"-{'-'.join(knobs)}" if knobs else '')
+        (out / f"knobs-{tag}.json").write_text(json.dumps(rows, indent=1))
     return rows
 
 if __name__ == '__main__':
@@ -30,7 +33,8 @@ if __name__ == '__main__':
     ap.add_argument('--out', default='results/knobs', help='knobs-<briefs>.json goes here')
     ap.add_argument('--work', default=None, help='spec folders (default: a temp folder)')
     ap.add_argument('--seeds', type=int, default=4,
-                    help="training seeds of the heuristic (its training noise enters each knob's test; 1: none)")
+                    help="training seeds of every spec (their SD enters each knob's test; 1: each spec trained once)")
+    ap.add_argument('--knobs', default=None, help='comma-separated knobs whose options are tried (default: all)')
     ap.add_argument('--merge', metavar='DIR', help='only print the table of every knobs-*.json in DIR')
     a = ap.parse_args()
     from agentforge.landscape import format_knobs
@@ -39,4 +43,5 @@ if __name__ == '__main__':
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     import tempfile
     work = Path(a.work or tempfile.mkdtemp(prefix='knobs-'))
-    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work, a.seeds)))
+    knobs = [k for k in a.knobs.split(',') if k] if a.knobs else None
+    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work, a.seeds, knobs)))

@@ -74,6 +74,22 @@ def test_landscape_cli_refuses_no_training_seed_before_training_anything(tmp_pat
     assert r.exit_code != 0 and '--train-seeds must be at least 1' in r.output
     assert not (tmp_path / 'landscape.json').exists()
 
+def test_knob_rows_refuses_an_unknown_knob_before_training_anything(tmp_path):
+    from agentforge.landscape import knob_rows
+    with pytest.raises(ValueError, match=r"unknown knobs \['steps'\]; known: \['reward'"):
+        knob_rows('arithmetic', work=tmp_path, knobs=['steps'])
+    assert not list(tmp_path.iterdir())
+
+def test_a_spec_recorded_in_two_knob_tables_counts_once_per_seed():
+    "Tables written with different --knobs both train the heuristic; merged, its seeds are not counted twice."
+    from agentforge.landscape import knob_effects, train_sd
+    row = lambda knob, option, gain, seed: dict(brief='b', knob=knob, option=option, seed=seed, validated=True,
+                                                gain=gain, gain_se=.01)
+    a = [row(None, None, g, s) for s, g in enumerate((.80, .70))] + [row('rows', 64, g, s) for s, g in enumerate((.5, .6))]
+    b = [row(None, None, .80, 0), row('temperature', 0.7, .79, 0)]
+    assert train_sd(a + b, 'b') == train_sd(a, 'b') == pytest.approx(.0707, abs=1e-4)
+    assert set(knob_effects(a + b)) == {'rows', 'temperature'}
+
 def test_the_space_is_every_spec_the_random_agent_can_write_and_holds_the_grid():
     "The `space` rows are the random agent's whole uniform space, each spec once; the grid and the draws lie inside it."
     from agentforge.agents import CHOICES, choices_of
