@@ -248,74 +248,100 @@ def plot_landscape(land:dict, path) -> Path:
 # %% ../nbs/12b_landscape.ipynb #k1a0b7c2
 def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None,
               seeds:int=1, # every spec is trained with training seeds 0 .. seeds-1 (its training noise)
-              knobs=None, # the knobs whose options are tried (default: every knob of agents.KNOBS)
+              knobs=None, # the knobs whose KNOBS options are tried (default: all), or {knob: options} (any options)
+              base:dict|None=None, # options every spec shares, over HEURISTIC's: {'max_steps': 16}, a budget that binds
              ) -> list:
-    "Train the heuristic spec and each one-knob change of it on `brief`: [{brief, knob, option, seed, gain, ...}]."
-    work, rows = Path(work) if work else Path(tempfile.mkdtemp(prefix='knobs-')), []
-    if unknown := set(knobs or ()) - set(KNOBS):
+    """Train the heuristic spec (with `base`) and each one-knob change of it on `brief`:
+    [{brief, knob, option, seed, gain, ...}], and `base` when one is given."""
+    work, rows, base = Path(work) if work else Path(tempfile.mkdtemp(prefix='knobs-')), [], dict(base or {})
+    if unknown := (set(knobs or ()) | set(base)) - set(KNOBS):
         raise ValueError(f'unknown knobs {sorted(unknown)}; known: {list(KNOBS)}')
-    arms = [(None, None)] + [(k, o) for k, opts in KNOBS.items() if k in (knobs or KNOBS) for o in opts
-                             if o != HEURISTIC[k]]
+    start, tried = HEURISTIC | base, knobs if isinstance(knobs, dict) else {k: KNOBS[k] for k in knobs or KNOBS}
+    arms = [(None, None)] + [(k, o) for k, opts in tried.items() for o in opts if o != start[k]]
     for (knob, opt), seed in itertools.product(arms, range(seeds)):
-        text = write_spec(brief, {} if knob is None else {knob: opt})
+        text = write_spec(brief, base | ({} if knob is None else {knob: opt}))
         r = evaluate_spec(_spec_folder(work, brief, text), brief, student, seed=seed, hidden_root=hidden_root)
-        rows.append(dict(brief=brief, knob=knob, option=opt, seed=seed, **{k: r.get(k) for k in (
-            'validated', 'reason', 'pre', 'post', 'gain', 'gain_se', 'train_seconds')}))
+        rows.append(dict(brief=brief, **({'base': base} if base else {}), knob=knob, option=opt, seed=seed,
+                         **{k: r.get(k) for k in ('validated', 'reason', 'pre', 'post', 'gain', 'gain_se',
+                                                  'train_seconds')}))
     return rows
 
-def _arms(rows:list, brief:str) -> dict:
-    "{(knob, option): [its rows, one per training seed]} for `brief` (the heuristic is (None, None))."
+def _bases(rows:list, brief:str|None=None) -> list:
+    "The `base` options the rows (of `brief`) were trained around, {} (the plain heuristic) first."
+    got = {json.dumps(r.get('base') or {}, sort_keys=True) for r in rows if brief in (None, r['brief'])}
+    return [json.loads(s) for s in sorted(got, key=lambda s: (s != '{}', s))]
+
+def _arms(rows:list, brief:str, base:dict|None=None) -> dict:
+    "{(knob, option): [its rows, one per training seed]} for `brief` around `base` (the heuristic is (None, None))."
     out = {}
     for r in rows:  # a row recorded twice (two tables that both trained the heuristic at seed 0) counts once
-        if r['brief'] == brief: out.setdefault((r['knob'], r['option']), {})[r.get('seed', 0)] = r
+        if r['brief'] == brief and (r.get('base') or {}) == (base or {}):
+            out.setdefault((r['knob'], r['option']), {})[r.get('seed', 0)] = r
     return {k: list(v.values()) for k, v in out.items()}
 
-def train_sd(rows:list, brief:str) -> float|None:
-    """The training noise on `brief`: the SD of a spec's gain from one training seed to the next, pooled over every
-    spec trained with two seeds or more (None: no spec was)."""
-    groups = [[r['gain'] for r in rs] for rs in _arms(rows, brief).values() if all(r['validated'] for r in rs)]
+def train_sd(rows:list, brief:str, base:dict|None=None) -> float|None:
+    """The training noise on `brief` around `base`: the SD of a spec's gain from one training seed to the next, pooled
+    over every spec trained with two seeds or more (None: no spec was)."""
+    groups = [[r['gain'] for r in rs] for rs in _arms(rows, brief, base).values() if all(r['validated'] for r in rs)]
     dof = sum(len(g) - 1 for g in groups)
     if not dof: return None
     return math.sqrt(sum(sum((x - statistics.mean(g)) ** 2 for x in g) for g in groups) / dof)
 
-def knob_effects(rows:list, z:float=2.0) -> dict:
+def knob_effects(rows:list, z:float=2.0,
+                 base:dict|None=None, # only the specs trained around this base ({}: the plain heuristic); None: any
+                ) -> dict:
     """{knob: {brief: moved}}: whether some option's mean gain over its training seeds is more than `z` SEs of the
-    difference from the heuristic's. The SE counts the training noise of each side's mean (`train_sd`, over its
-    n seeds) and each side's scoring SE: sqrt(sd² (1/n_a + 1/n_b) + se_a² + se_b²)."""
+    difference from its heuristic's, around some base the rows were trained with (or around `base`). The SE counts
+    the training noise of each side's mean (`train_sd`, over its n seeds) and each side's scoring SE:
+    sqrt(sd² (1/n_a + 1/n_b) + se_a² + se_b²)."""
     out = {}
     for b in sorted({r['brief'] for r in rows}):
-        arms, sd = _arms(rows, b), train_sd(rows, b) or 0.0
-        mean = lambda rs, k: statistics.mean(r[k] for r in rs)
-        base = arms[None, None]
-        for k in KNOBS:
-            alt = [rs for (kk, _), rs in arms.items() if kk == k]
-            if not (alt and all(r['validated'] for rs in alt + [base] for r in rs)): continue
-            out.setdefault(k, {})[b] = any(
-                abs(mean(rs, 'gain') - mean(base, 'gain')) > z * math.sqrt(
-                    sd ** 2 * (1 / len(rs) + 1 / len(base)) + mean(rs, 'gain_se') ** 2 + mean(base, 'gain_se') ** 2)
-                for rs in alt)
+        for ctx in _bases(rows, b) if base is None else [base]:
+            arms, sd = _arms(rows, b, ctx), train_sd(rows, b, ctx) or 0.0
+            if (None, None) not in arms: continue
+            mean = lambda rs, k: statistics.mean(r[k] for r in rs)
+            start = arms[None, None]
+            for k in KNOBS:
+                alt = [rs for (kk, _), rs in arms.items() if kk == k]
+                if not (alt and all(r['validated'] for rs in alt + [start] for r in rs)): continue
+                moved = any(abs(mean(rs, 'gain') - mean(start, 'gain')) > z * math.sqrt(
+                    sd ** 2 * (1 / len(rs) + 1 / len(start)) + mean(rs, 'gain_se') ** 2 + mean(start, 'gain_se') ** 2)
+                    for rs in alt)
+                out.setdefault(k, {})[b] = out.get(k, {}).get(b, False) or moved
     return out
 
+def _options(knob:str, seen:set) -> list:
+    "The options of `knob` in `seen`: by value where every option is a number, else in KNOBS' order, others last."
+    opts = [o for o in KNOBS[knob] if o in seen] + sorted((o for o in seen if o not in KNOBS[knob]), key=str)
+    try: return sorted(opts, key=float)
+    except (TypeError, ValueError): return opts
+
 def format_knobs(rows:list) -> str:
-    "A markdown table: each option's gain per brief (its mean over training seeds), and where each knob moves uplift."
-    briefs, eff = sorted({r['brief'] for r in rows}), knob_effects(rows)
-    arms = {b: _arms(rows, b) for b in briefs}
-    def cell(b, k, o):
-        rs = arms[b].get((k, o))
-        if not rs: return '—'
-        bad = [r['reason'] for r in rs if not r['validated']]
-        if bad: return f'invalid ({bad[0]})'
-        return f"{statistics.mean(r['gain'] for r in rs):+.3f}"
-    out = ['| knob | option | ' + ' | '.join(briefs) + ' | moves uplift on |',
-           '|---|---|' + '---:|' * len(briefs) + '---|',
-           '| (heuristic) | | ' + ' | '.join(cell(b, None, None) for b in briefs) + ' | |']
-    n = max(len(rs) for b in briefs for rs in arms[b].values())
-    if n > 1: out.append(f'| (training SD, up to {n} seeds a spec) | | ' + ' | '.join(
-        _n(train_sd(rows, b), '{:.3f}') for b in briefs) + ' | |')
-    for k, opts in KNOBS.items():
-        moved = eff.get(k, {})
-        for i, o in enumerate(o for o in opts if o != HEURISTIC[k]):
-            out.append(f'| {k} | {o} | ' + ' | '.join(cell(b, k, o) for b in briefs) +
-                       (f" | {sum(moved.values())} of {len(moved)} |" if i == 0 else ' | |'))
+    """Markdown tables, one per base the rows were trained around: each option's gain per brief (its mean over
+    training seeds), and where each knob moves uplift."""
+    out = []
+    for ctx in _bases(rows):
+        sub = [r for r in rows if (r.get('base') or {}) == ctx]
+        briefs, eff = sorted({r['brief'] for r in sub}), knob_effects(sub, base=ctx)
+        arms, start = {b: _arms(sub, b, ctx) for b in briefs}, HEURISTIC | ctx
+        def cell(b, k, o):
+            rs = arms[b].get((k, o))
+            if not rs: return '—'
+            bad = [r['reason'] for r in rs if not r['validated']]
+            if bad: return f'invalid ({bad[0]})'
+            return f"{statistics.mean(r['gain'] for r in rs):+.3f}"
+        if ctx: out += ['', 'Around the heuristic with ' + ', '.join(f'{k}: {v}' for k, v in ctx.items()) + ':', '']
+        out += ['| knob | option | ' + ' | '.join(briefs) + ' | moves uplift on |',
+                '|---|---|' + '---:|' * len(briefs) + '---|',
+                '| (heuristic) | | ' + ' | '.join(cell(b, None, None) for b in briefs) + ' | |']
+        n = max(len(rs) for b in briefs for rs in arms[b].values())
+        if n > 1: out.append(f'| (training SD, up to {n} seeds a spec) | | ' + ' | '.join(
+            _n(train_sd(sub, b, ctx), '{:.3f}') for b in briefs) + ' | |')
+        for k, opts in KNOBS.items():
+            moved = eff.get(k, {})
+            tried = _options(k, {o for a in arms.values() for kk, o in a if kk == k and o != start[k]})
+            for i, o in enumerate(tried):
+                out.append(f'| {k} | {o} | ' + ' | '.join(cell(b, k, o) for b in briefs) +
+                           (f" | {sum(moved.values())} of {len(moved)} |" if i == 0 else ' | |'))
     return '\n'.join(out)
 

@@ -6,7 +6,10 @@ scored greedily on the hidden split (lesson 12b's protocol: `landscape.knob_rows
 seeds so that the training noise is measured (`--knobs` limits the knobs tried). A knob "moves uplift" on a brief
 when some option's mean normalised gain differs from the heuristic's by more than 2 standard errors of the
 difference, scoring and training noise both counted (`landscape.knob_effects`). Tables written with different
-`--knobs` or `--seeds` merge: a spec trained in both counts once per seed.
+`--knobs` or `--seeds` merge: a spec trained in both counts once per seed. `--base max_steps=16` starts every spec from
+the heuristic with those options instead (a budget that binds: where the signal each step carries can matter), and
+the table shows each base on its own. `--options temperature=0.3,num_generations=2` tries those options instead,
+outside `agents.KNOBS` too; the table shows them in their knob's rows.
 
 Run: .venv/bin/python bench/knobs.py --briefs arithmetic,string_ops --out results/knobs
 (--seeds 1: 14 inner jobs of 10-45 s per brief on one core; the default --seeds 4, four times that. Run two briefs
@@ -16,14 +19,16 @@ Recorded: results/knobs/, lesson 12b.
 import argparse, json, sys, time
 from pathlib import Path
 
-def run(briefs:list, out:Path, work:Path, seeds:int, knobs) -> list:
+def run(briefs:list, out:Path, work:Path, seeds:int, knobs, base:dict) -> list:
     from agentforge.landscape import knob_rows
     rows = []
     for brief in briefs:
-        got = knob_rows(brief, work=work, seeds=seeds, knobs=knobs)
+        got = knob_rows(brief, work=work, seeds=seeds, knobs=knobs, base=base)
         for r in got: print(json.dumps(r), flush=True)
         rows += got
-        tag = '-'.join(briefs) + (f"-{'-'.join(knobs)}" if knobs else '')
+        opts = lambda k: ''.join(f'-{o}' for o in knobs[k]) if isinstance(knobs, dict) else ''
+        tag = '-'.join(briefs) + ''.join(f'-{k}{opts(k)}' for k in knobs or ())
+        tag += ''.join(f'-at-{k}-{v}' for k, v in base.items())
         (out / f"knobs-{tag}.json").write_text(json.dumps(rows, indent=1))
     return rows
 
@@ -35,13 +40,27 @@ if __name__ == '__main__':
     ap.add_argument('--seeds', type=int, default=4,
                     help="training seeds of every spec (their SD enters each knob's test; 1: each spec trained once)")
     ap.add_argument('--knobs', default=None, help='comma-separated knobs whose options are tried (default: all)')
+    ap.add_argument('--base', default='', metavar='KNOB=OPTION,...',
+                    help="options every spec shares, over the heuristic's (e.g. max_steps=16; default: none)")
+    ap.add_argument('--options', default='', metavar='KNOB=OPTION,...',
+                    help='the options tried instead of --knobs, outside agents.KNOBS too '
+                         '(e.g. temperature=0.3,temperature=0.5)')
     ap.add_argument('--merge', metavar='DIR', help='only print the table of every knobs-*.json in DIR')
     a = ap.parse_args()
     from agentforge.landscape import format_knobs
     if a.merge:
-        print(format_knobs([r for p in sorted(Path(a.merge).glob('knobs-*.json')) for r in json.loads(p.read_text())])); sys.exit()
+        print(format_knobs([r for p in sorted(Path(a.merge).glob('knobs-*.json')) for r in json.loads(p.read_text())]))
+        sys.exit()
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     import tempfile
     work = Path(a.work or tempfile.mkdtemp(prefix='knobs-'))
     knobs = [k for k in a.knobs.split(',') if k] if a.knobs else None
-    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work, a.seeds, knobs)))
+    import yaml
+    def pairs(flag, text):
+        try: return [(k, yaml.safe_load(v)) for k, v in (kv.split('=', 1) for kv in text.split(',') if kv)]
+        except ValueError: ap.error(f'--{flag} {text!r}: expected KNOB=OPTION pairs, comma-separated (max_steps=16)')
+    base = dict(pairs('base', a.base))
+    if a.options:
+        knobs = {}
+        for k, o in pairs('options', a.options): knobs.setdefault(k, []).append(o)
+    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work, a.seeds, knobs, base)))

@@ -90,6 +90,33 @@ def test_a_spec_recorded_in_two_knob_tables_counts_once_per_seed():
     assert train_sd(a + b, 'b') == train_sd(a, 'b') == pytest.approx(.0707, abs=1e-4)
     assert set(knob_effects(a + b)) == {'rows', 'temperature'}
 
+def test_knob_rows_refuses_an_unknown_base_knob_before_training_anything(tmp_path):
+    from agentforge.landscape import knob_rows
+    with pytest.raises(ValueError, match=r"unknown knobs \['steps'\]"):
+        knob_rows('arithmetic', work=tmp_path, knobs=['temperature'], base={'steps': 16})
+    assert not list(tmp_path.iterdir())
+
+def test_knob_effects_judge_each_base_against_its_own_heuristic_and_noise():
+    "Rows trained around two bases: each option is compared with the heuristic of its own base, with that base's SD."
+    from agentforge.landscape import format_knobs, knob_effects, train_sd
+    def row(knob, option, gain, seed, base=None):
+        return dict(brief='b', **({'base': base} if base else {}), knob=knob, option=option, seed=seed,
+                    validated=True, gain=gain, gain_se=.01)
+    plain = [row(None, None, g, s) for s, g in enumerate((.80, .78, .82))] + \
+            [row('temperature', 0.7, g, s) for s, g in enumerate((.79, .81, .80))]
+    short = [row(None, None, g, s, {'max_steps': 16}) for s, g in enumerate((.30, .33, .32))] + \
+            [row('temperature', 0.7, g, s, {'max_steps': 16}) for s, g in enumerate((.40, .41, .39))]
+    rows = plain + short
+    assert knob_effects(rows, base={}) == {'temperature': {'b': False}}
+    assert knob_effects(rows, base={'max_steps': 16}) == {'temperature': {'b': True}}
+    assert knob_effects(rows) == {'temperature': {'b': True}}      # moves uplift around some base
+    assert train_sd(rows, 'b') == train_sd(plain, 'b') == pytest.approx(.0158, abs=1e-4)
+    assert train_sd(rows, 'b', {'max_steps': 16}) == pytest.approx(.0129, abs=1e-4)
+    table = format_knobs(rows)
+    first, second = table.split('Around the heuristic with max_steps: 16:')
+    assert '| temperature | 0.7 | +0.800 | 0 of 1 |' in first and '| (heuristic) | | +0.800 |' in first
+    assert '| temperature | 0.7 | +0.400 | 1 of 1 |' in second and '| (heuristic) | | +0.317 |' in second
+
 def test_the_space_is_every_spec_the_random_agent_can_write_and_holds_the_grid():
     "The `space` rows are the random agent's whole uniform space, each spec once; the grid and the draws lie inside it."
     from agentforge.agents import CHOICES, choices_of
