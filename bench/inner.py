@@ -13,7 +13,10 @@ Run: .venv/bin/python bench/inner.py [--families string_ops arithmetic ...] [--r
    process: training seconds, the ratio of medians, and whether the last step's loss and reward agree.
 4. With `--best results/landscape-habit/landscape.json`: each brief's `best` spec of that recorded landscape trained
    again with the cache off, one job at a time (run it under OMP_NUM_THREADS=1 for issue 11's "one core"): the
-   training seconds and the whole job's (both hidden scorings in fresh processes included).
+   training seconds and the whole job's (both hidden scorings in fresh processes included). With `--warm` as well:
+   the same specs queued on a pool and served by one slot forking from a warm process (how an episode's pool runs
+   them), after a 4-step job that pays the warm start and with the untrained student's scores computed before; the
+   job's seconds are the queue's started → finished. (Without --warm, each job also scores the untrained student.)
 Prints figures; asserts nothing (these machines are shared and noisy: targets live here, not in unit tests).
 """
 import argparse, json, os, statistics, tempfile, time
@@ -105,9 +108,49 @@ def best_jobs(land_json:str, out:str|None):
           f"whole job {[x['job_seconds'] for x in rows]} s")
     if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
 
+def best_jobs_warm(land_json:str, out:str|None):
+    """The same specs as `best_jobs`, queued on a fresh pool and served by one worker slot whose attempts and hidden
+    scorings fork from a warm process (`runner.work(warm=INNER)`, as an episode's pool runs them). A 4-step job runs
+    first, so the warm process's start is not in any best spec's figure, and the untrained student's hidden scores are
+    computed before (an episode computes them once per family). Job seconds = the queue's started → finished."""
+    from agentforge.agents import HEURISTIC, write_spec
+    from agentforge.inner import inner_outcome, submit_inner
+    from agentforge.pool import Pool
+    from agentforge.runner import work
+    from agentforge.scoring import pre_scores
+    from agentforge.warm import INNER
+    land = json.loads(Path(land_json).read_text())
+    root, threads = Path(tempfile.mkdtemp(prefix='bench-best-warm-')), os.environ.get('OMP_NUM_THREADS', 'unset')
+    pool = Pool(root / 'pool', capacity={'inner': 1}, env=dict(OMP_NUM_THREADS='1'))
+    briefs = list(dict.fromkeys(r['brief'] for r in land['rows']))
+    (root / 'first').mkdir()
+    (root / 'first' / 'task.yaml').write_text(write_spec(briefs[0], HEURISTIC | dict(max_steps=4)))
+    jobs = [('(first: the warm start)', None, submit_inner(pool, root / 'first', seed=0, cache_root=root / 'results'))]
+    for b in briefs:
+        best = next(r for r in land['rows'] if r['brief'] == b and r['kind'] == 'best')
+        spec = Path(land_json).parent / 'specs' / b / Path(best['spec']).name
+        jobs.append((b, best, submit_inner(pool, spec, seed=0, cache_root=root / 'results')))
+    for b in briefs: pre_scores('tiny-student', b, cache_root=root / 'results')  # once per family, as in an episode
+    t0 = time.monotonic(); work(pool, 'inner', slots=1, until_idle=True, warm=INNER); wall = time.monotonic() - t0
+    rows = []
+    for b, best, job in jobs:
+        o, q = inner_outcome(pool, job, root / 'results'), pool.get(job.id)
+        assert o['state'] == 'done', (b, o['state'], o['error'])  # a job that did not finish has no time to report
+        r = o['result']
+        rows.append(dict(brief=b, of=best and best['of'], train_seconds=r['train_seconds'],
+                         score_seconds=r.get('score_seconds'), job_seconds=round(q.finished - q.started, 3),
+                         gain=round((r['post'] - r['pre']) / max(1e-9, 1 - r['pre']), 4),
+                         recorded_gain=best and best['gain']))
+        print(json.dumps(rows[-1]), flush=True)
+    res = dict(landscape=land_json, mode='warm', omp_num_threads=threads, wall=round(wall, 1), rows=rows)
+    best_rows = rows[1:]
+    print(f"best spec per brief, warm worker, OMP_NUM_THREADS={threads}: "
+          f"train {[x['train_seconds'] for x in best_rows]} s, whole job {[x['job_seconds'] for x in best_rows]} s")
+    if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
+
 def main(a):
     if a.checkpointing: return checkpointing(a.checkpointing, a.repeats, a.out)
-    if a.best: return best_jobs(a.best, a.out)
+    if a.best: return (best_jobs_warm if a.warm else best_jobs)(a.best, a.out)
     overrides = {k: yaml.safe_load(v) for k, v in (s.split('=', 1) for s in a.set)}
     root = Path(tempfile.mkdtemp(prefix='bench-inner-')); hidden = root / 'platform'
     t = time.monotonic(); load_student_model('tiny-student'); print(f"student load: {time.monotonic() - t:.2f} s")
@@ -124,5 +167,7 @@ if __name__ == '__main__':
     ap.add_argument('--seed', type=int, default=0, help='training and scoring seed')
     ap.add_argument('--checkpointing', metavar='BRIEF', help='time gradient checkpointing on against off instead')
     ap.add_argument('--best', metavar='LANDSCAPE_JSON', help="train each brief's best spec of a recorded landscape instead")
+    ap.add_argument('--warm', action='store_true',
+                    help='with --best: run them through a pool worker with a warm process, as episodes do')
     ap.add_argument('--out', help='with --checkpointing or --best: write the figures here (JSON)')
     main(ap.parse_args())
