@@ -23,6 +23,7 @@ import argparse, json, os, statistics, tempfile, time
 from pathlib import Path
 import yaml
 from agentforge.families import FAMILIES
+from agentforge.grading import uplift
 from agentforge.inner import grpo_config, load_student_model, reward_functions, run_inner, train_spec, training_dataset
 from agentforge.schema import load_spec
 from agentforge.rows import example_spec, load_rows
@@ -91,22 +92,35 @@ def checkpointing(brief:str, repeats:int, out:str|None):
           f"-> ratio of medians (off / on) {res['ratio']}; last step's loss and reward identical: {same}")
     if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
 
-def best_jobs(land_json:str, out:str|None):
-    "Each brief's best spec of a recorded landscape, trained again (cache off) in this process: train and job seconds."
+def best_specs(land_json:str) -> list:
+    "[(brief, its `best` row, the recorded spec folder beside the JSON)] of a recorded landscape, in its order."
     land = json.loads(Path(land_json).read_text())
-    root, rows = Path(tempfile.mkdtemp(prefix='bench-best-')), []
-    threads = os.environ.get('OMP_NUM_THREADS', 'unset')
+    out = []
     for b in dict.fromkeys(r['brief'] for r in land['rows']):
         best = next(r for r in land['rows'] if r['brief'] == b and r['kind'] == 'best')
-        spec = Path(land_json).parent / 'specs' / b / Path(best['spec']).name  # the recorded folder, beside the JSON
+        out.append((b, best, Path(land_json).parent / 'specs' / b / Path(best['spec']).name))
+    return out
+
+def gain(pre:float, post:float) -> float:
+    "The normalised gain as the landscape records it (`landscape.evaluate_spec`), to 4 decimals."
+    return round(uplift(pre, post, 'normalized', floor=-1.0), 4)
+
+def report(res:dict, rows:list, label:str, out:str|None):
+    "Print the best specs' training and job seconds; write `res` to `out` when one is given."
+    print(f"best spec per brief, {label}OMP_NUM_THREADS={res['omp_num_threads']}: "
+          f"train {[x['train_seconds'] for x in rows]} s, whole job {[x['job_seconds'] for x in rows]} s")
+    if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
+
+def best_jobs(land_json:str, out:str|None):
+    "Each brief's best spec of a recorded landscape, trained again (cache off) in this process: train and job seconds."
+    root, rows = Path(tempfile.mkdtemp(prefix='bench-best-')), []
+    threads = os.environ.get('OMP_NUM_THREADS', 'unset')
+    for b, best, spec in best_specs(land_json):
         r = run_inner(spec, seed=0, cache=False, cache_root=root / 'results')
         rows.append(dict(brief=b, of=best['of'], train_seconds=r.train_seconds, job_seconds=r.seconds,
-                         gain=round((r.post - r.pre) / max(1e-9, 1 - r.pre), 4), recorded_gain=best['gain']))
+                         gain=gain(r.pre, r.post), recorded_gain=best['gain']))
         print(json.dumps(rows[-1]), flush=True)
-    res = dict(landscape=land_json, omp_num_threads=threads, rows=rows)
-    print(f"best spec per brief, OMP_NUM_THREADS={threads}: train {[x['train_seconds'] for x in rows]} s, "
-          f"whole job {[x['job_seconds'] for x in rows]} s")
-    if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
+    report(dict(landscape=land_json, omp_num_threads=threads, rows=rows), rows, '', out)
 
 def best_jobs_warm(land_json:str, out:str|None):
     """The same specs as `best_jobs`, queued on a fresh pool and served by one worker slot whose attempts and hidden
@@ -119,34 +133,26 @@ def best_jobs_warm(land_json:str, out:str|None):
     from agentforge.runner import work
     from agentforge.scoring import pre_scores
     from agentforge.warm import INNER
-    land = json.loads(Path(land_json).read_text())
     root, threads = Path(tempfile.mkdtemp(prefix='bench-best-warm-')), os.environ.get('OMP_NUM_THREADS', 'unset')
-    pool = Pool(root / 'pool', capacity={'inner': 1}, env=dict(OMP_NUM_THREADS='1'))
-    briefs = list(dict.fromkeys(r['brief'] for r in land['rows']))
+    pool, cache = Pool(root / 'pool', capacity={'inner': 1}, env=dict(OMP_NUM_THREADS='1')), root / 'results'
+    specs = best_specs(land_json)
     (root / 'first').mkdir()
-    (root / 'first' / 'task.yaml').write_text(write_spec(briefs[0], HEURISTIC | dict(max_steps=4)))
-    jobs = [('(first: the warm start)', None, submit_inner(pool, root / 'first', seed=0, cache_root=root / 'results'))]
-    for b in briefs:
-        best = next(r for r in land['rows'] if r['brief'] == b and r['kind'] == 'best')
-        spec = Path(land_json).parent / 'specs' / b / Path(best['spec']).name
-        jobs.append((b, best, submit_inner(pool, spec, seed=0, cache_root=root / 'results')))
-    for b in briefs: pre_scores('tiny-student', b, cache_root=root / 'results')  # once per family, as in an episode
+    (root / 'first' / 'task.yaml').write_text(write_spec(specs[0][0], HEURISTIC | dict(max_steps=4)))
+    jobs = [('(first: the warm start)', None, submit_inner(pool, root / 'first', seed=0, cache_root=cache))]
+    jobs += [(b, best, submit_inner(pool, spec, seed=0, cache_root=cache)) for b, best, spec in specs]
+    for b, _, _ in specs: pre_scores('tiny-student', b, cache_root=cache)  # once per family, as in an episode
     t0 = time.monotonic(); work(pool, 'inner', slots=1, until_idle=True, warm=INNER); wall = time.monotonic() - t0
     rows = []
     for b, best, job in jobs:
-        o, q = inner_outcome(pool, job, root / 'results'), pool.get(job.id)
+        o, q = inner_outcome(pool, job, cache), pool.get(job.id)
         assert o['state'] == 'done', (b, o['state'], o['error'])  # a job that did not finish has no time to report
         r = o['result']
         rows.append(dict(brief=b, of=best and best['of'], train_seconds=r['train_seconds'],
                          score_seconds=r.get('score_seconds'), job_seconds=round(q.finished - q.started, 3),
-                         gain=round((r['post'] - r['pre']) / max(1e-9, 1 - r['pre']), 4),
-                         recorded_gain=best and best['gain']))
+                         gain=gain(r['pre'], r['post']), recorded_gain=best and best['gain']))
         print(json.dumps(rows[-1]), flush=True)
     res = dict(landscape=land_json, mode='warm', omp_num_threads=threads, wall=round(wall, 1), rows=rows)
-    best_rows = rows[1:]
-    print(f"best spec per brief, warm worker, OMP_NUM_THREADS={threads}: "
-          f"train {[x['train_seconds'] for x in best_rows]} s, whole job {[x['job_seconds'] for x in best_rows]} s")
-    if out: Path(out).write_text(json.dumps(res, indent=1) + '\n')
+    report(res, rows[1:], 'warm worker, ', out)
 
 def main(a):
     if a.checkpointing: return checkpointing(a.checkpointing, a.repeats, a.out)

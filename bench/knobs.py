@@ -21,14 +21,14 @@ from pathlib import Path
 
 def run(briefs:list, out:Path, work:Path, seeds:int, knobs, base:dict) -> list:
     from agentforge.landscape import knob_rows
+    opts = lambda k: ''.join(f'-{o}' for o in knobs[k]) if isinstance(knobs, dict) else ''
+    tag = '-'.join(briefs) + ''.join(f'-{k}{opts(k)}' for k in knobs or ())
+    tag += ''.join(f'-at-{k}-{v}' for k, v in base.items())
     rows = []
     for brief in briefs:
         got = knob_rows(brief, work=work, seeds=seeds, knobs=knobs, base=base)
         for r in got: print(json.dumps(r), flush=True)
         rows += got
-        opts = lambda k: ''.join(f'-{o}' for o in knobs[k]) if isinstance(knobs, dict) else ''
-        tag = '-'.join(briefs) + ''.join(f'-{k}{opts(k)}' for k in knobs or ())
-        tag += ''.join(f'-at-{k}-{v}' for k, v in base.items())
         (out / f"knobs-{tag}.json").write_text(json.dumps(rows, indent=1))
     return rows
 
@@ -47,6 +47,7 @@ if __name__ == '__main__':
                          '(e.g. temperature=0.3,temperature=0.5)')
     ap.add_argument('--merge', metavar='DIR', help='only print the table of every knobs-*.json in DIR')
     a = ap.parse_args()
+    if a.options and a.knobs: ap.error('--options names the knobs it tries: give it or --knobs, not both')
     from agentforge.landscape import format_knobs
     if a.merge:
         print(format_knobs([r for p in sorted(Path(a.merge).glob('knobs-*.json')) for r in json.loads(p.read_text())]))
