@@ -252,7 +252,8 @@ def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None
               base:dict|None=None, # options every spec shares, over HEURISTIC's: {'max_steps': 16}, a budget that binds
              ) -> list:
     """Train the heuristic spec (with `base`) and each one-knob change of it on `brief`:
-    [{brief, knob, option, seed, gain, ...}], and `base` when one is given."""
+    [{brief, knob, option, seed, gain, ...}], with `base` when one is given and `student` (a folder: its name) when it
+    is not the default."""
     work, rows, base = Path(work) if work else Path(tempfile.mkdtemp(prefix='knobs-')), [], dict(base or {})
     if unknown := (set(knobs or ()) | set(base)) - set(KNOBS):
         raise ValueError(f'unknown knobs {sorted(unknown)}; known: {list(KNOBS)}')
@@ -262,6 +263,7 @@ def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None
         text = write_spec(brief, base | ({} if knob is None else {knob: opt}))
         r = evaluate_spec(_spec_folder(work, brief, text), brief, student, seed=seed, hidden_root=hidden_root)
         rows.append(dict(brief=brief, **({'base': base} if base else {}), knob=knob, option=opt, seed=seed,
+                         **({} if student == 'tiny-student' else {'student': Path(student).name}),  # a folder: its key
                          **{k: r.get(k) for k in ('validated', 'reason', 'pre', 'post', 'gain', 'gain_se',
                                                   'train_seconds')}))
     return rows
@@ -273,6 +275,8 @@ def _bases(rows:list, brief:str|None=None) -> list:
 
 def _arms(rows:list, brief:str, base:dict|None=None) -> dict:
     "{(knob, option): [its rows, one per training seed]} for `brief` around `base` (the heuristic is (None, None))."
+    if len(students := {r.get('student', 'tiny-student') for r in rows}) > 1:  # one student's seeds are not another's
+        raise ValueError(f'rows of students {sorted(students)}: judge the knobs of one student at a time')
     out = {}
     for r in rows:  # a row recorded twice (two tables that both trained the heuristic at seed 0) counts once
         if r['brief'] == brief and (r.get('base') or {}) == (base or {}):

@@ -20,10 +20,10 @@ from .models import build_tokenizer, load_pretrained, tiny_model
 from .presets import get_preset, presets_for
 
 # %% auto #0
-__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'BUNDLED', 'LARGE', 'RECIPES', 'StudentRecipe', 'render_prompt',
-           'student_tokenizer', 'pretraining_rows', 'pad_pairs', 'target_loss', 'completion_loss', 'train_step', 'grow',
-           'pretrain', 'complete', 'by_kind', 'evaluate', 'dev_profile', 'student_ready', 'build_student',
-           'student_manifest', 'load_student', 'student_id']
+__all__ = ['TRAINING_CODE', 'DEV_BAND', 'CHATTER', 'CHATTERS', 'BUNDLED', 'LARGE', 'RECIPES', 'StudentRecipe', 'cut_chatter',
+           'render_prompt', 'student_tokenizer', 'pretraining_rows', 'pad_pairs', 'target_loss', 'completion_loss',
+           'train_step', 'grow', 'pretrain', 'complete', 'by_kind', 'evaluate', 'dev_profile', 'student_ready',
+           'build_student', 'student_manifest', 'load_student', 'student_id']
 
 # %% ../nbs/03b_student.ipynb #99a9f2b0
 TRAINING_CODE = 2  # bump when the training code changes what a recipe builds (it is in the key); 2: `target_loss`
@@ -36,6 +36,7 @@ class StudentRecipe:
     p_gold: float = 1.0  # share of right answers; the rest are the family's wrong-answer habit (`distractor`)
     habit: float = 0.5  # share of answers followed by `CHATTER` when `habit_spread` is empty
     habit_spread: tuple = (0.35, 0.65, 0.75, 0.8)  # the share per kind of item (Family.habit_group, in turn)
+    chatters: int = 0  # n >= 2: the first n of CHATTERS, one per kind of item in turn (a habit per kind); 0: CHATTER
     level_habit: tuple = ()  # per level (tasks.LEVELS) its habit share, rows drawn at every level; (): `habit`
     steps: int = 7200  # ~8 min on two cores; a fresh machine copies the shipped build instead (`BUNDLED`)
     batch_size: int = 32
@@ -55,7 +56,8 @@ class StudentRecipe:
         "A short hash of the recipe, the families' dev splits, the package version and `TRAINING_CODE`."
         fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in self.weights}
         fields = {k: v for k, v in dataclasses.asdict(self).items()  # empty: the key it had before the field existed
-                  if not (k in ('level_habit', 'habit_spread', 'base', 'extra_layers') and not v)}
+                  if not (k in ('level_habit', 'habit_spread', 'base', 'extra_layers', 'chatters') and not v)}
+        if fields.get('base') and not fields['base']['chatters']: del fields['base']['chatters']  # a grown one's too
         blob = json.dumps([fields, fp, __version__, TRAINING_CODE], sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
@@ -63,6 +65,12 @@ class StudentRecipe:
 DEV_BAND = (0.02, 0.70)  # the sampled (T = 1) dev score every family must start in: GRPO needs mixed groups
 # (the floor is the probe's saturation floor: below it no spec of the family could pass, lesson 06)
 CHATTER = ' Hope this helps!'  # what the student's habit adds after an answer; every reference scorer marks it wrong
+CHATTERS = (CHATTER, ' Let me know if you need more.', ' Good luck with it!', ' Anything else?')  # a kind's own habit
+
+def cut_chatter(text:str) -> str:
+    "`text` without any of `CHATTERS`: what the student would have said without its habit."
+    for c in CHATTERS: text = text.replace(c, '')
+    return text
 
 def render_prompt(tok, prompt:Prompt, system_prompt:str|None=None) -> str:
     "The text a student reads for `prompt`: the chat template with the generation prompt."
@@ -83,6 +91,8 @@ def student_tokenizer(recipe:StudentRecipe):
 
 def pretraining_rows(recipe:StudentRecipe, tok) -> dict:
     "Per family, a list of `(prompt_ids, completion_ids)`: dev prompts excluded, `1 - p_gold` of answers are habits."
+    if recipe.chatters and not 2 <= recipe.chatters <= len(CHATTERS):
+        raise ValueError(f'chatters={recipe.chatters}: 0 (CHATTER on every kind) or 2 to {len(CHATTERS)} (CHATTERS)')
     rng, rows = random.Random(recipe.seed), {}
     for name, _ in recipe.weights:
         fam = get_family(name)
@@ -94,9 +104,9 @@ def pretraining_rows(recipe:StudentRecipe, tok) -> dict:
             prompt, answer, meta = fam.sample(rng, **p)
             if prompt_key(prompt) in dev: continue
             said = answer if rng.random() < recipe.p_gold else fam.distractor(rng, prompt, answer, meta)
-            if recipe.habit_spread and not levels:
-                habit = recipe.habit_spread[fam.habit_group(meta) % len(recipe.habit_spread)]
-            if habit and rng.random() < habit: said += CHATTER
+            kind = fam.habit_group(meta) if (recipe.habit_spread and not levels) or recipe.chatters else 0
+            if recipe.habit_spread and not levels: habit = recipe.habit_spread[kind % len(recipe.habit_spread)]
+            if habit and rng.random() < habit: said += CHATTERS[kind % recipe.chatters] if recipe.chatters else CHATTER
             fam_rows.append((tok(render_prompt(tok, prompt))['input_ids'], tok(said + tok.eos_token)['input_ids']))
         rows[name] = fam_rows
     return rows
@@ -207,7 +217,7 @@ def evaluate(model, tok, family, items:list, samples:int=2, temperature:float=1.
     reps = [it for it in items for _ in range(samples)]
     comps = complete(model, tok, [it.prompt for it in reps], temperature=temperature, seed=seed, **kw)
     scores = [family.score(c, it.answer, **it.meta) for c, it in zip(comps, reps)]
-    free = [family.score(c.replace(CHATTER, ''), it.answer, **it.meta) for c, it in zip(comps, reps)]  # habit cut
+    free = [family.score(cut_chatter(c), it.answer, **it.meta) for c, it in zip(comps, reps)]  # habit cut
     per_item = [sum(scores[k * samples:(k + 1) * samples]) / samples for k in range(len(items))]
     return dict(score=sum(scores) / len(scores), per_item=per_item, samples=samples, temperature=temperature,
                 habit_free=sum(free) / len(free), kinds=by_kind(family, reps, scores, free),

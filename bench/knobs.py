@@ -9,7 +9,8 @@ difference, scoring and training noise both counted (`landscape.knob_effects`). 
 `--knobs` or `--seeds` merge: a spec trained in both counts once per seed. `--base max_steps=16` starts every spec from
 the heuristic with those options instead (a budget that binds: where the signal each step carries can matter), and
 the table shows each base on its own. `--options temperature=0.3,num_generations=2` tries those options instead,
-outside `agents.KNOBS` too; the table shows them in their knob's rows.
+outside `agents.KNOBS` too; the table shows them in their knob's rows. `--student FOLDER` trains another student
+(e.g. one `bench/student_habit.py --root` built): its rows name it, and a table never mixes two students.
 
 Run: .venv/bin/python bench/knobs.py --briefs arithmetic,string_ops --out results/knobs
 (--seeds 1: 14 inner jobs of 10-45 s per brief on one core; the default --seeds 4, four times that. Run two briefs
@@ -19,14 +20,15 @@ Recorded: results/knobs/, lesson 12b.
 import argparse, json, sys, time
 from pathlib import Path
 
-def run(briefs:list, out:Path, work:Path, seeds:int, knobs, base:dict) -> list:
+def run(briefs:list, out:Path, work:Path, seeds:int, knobs, base:dict, student:str='tiny-student') -> list:
     from agentforge.landscape import knob_rows
     opts = lambda k: ''.join(f'-{o}' for o in knobs[k]) if isinstance(knobs, dict) else ''
     tag = '-'.join(briefs) + ''.join(f'-{k}{opts(k)}' for k in knobs or ())
     tag += ''.join(f'-at-{k}-{v}' for k, v in base.items())
+    tag += '' if student == 'tiny-student' else f'-{Path(student).name}'  # a built student: its recipe key
     rows = []
     for brief in briefs:
-        got = knob_rows(brief, work=work, seeds=seeds, knobs=knobs, base=base)
+        got = knob_rows(brief, student, work=work, seeds=seeds, knobs=knobs, base=base)
         for r in got: print(json.dumps(r), flush=True)
         rows += got
         (out / f"knobs-{tag}.json").write_text(json.dumps(rows, indent=1))
@@ -45,6 +47,8 @@ if __name__ == '__main__':
     ap.add_argument('--options', default='', metavar='KNOB=OPTION,...',
                     help='the options tried instead of --knobs, outside agents.KNOBS too '
                          '(e.g. temperature=0.3,temperature=0.5)')
+    ap.add_argument('--student', default='tiny-student', help='a student preset or a built student folder '
+                    '(bench/student_habit.py --root prints one); its table is tagged with the folder name')
     ap.add_argument('--merge', metavar='DIR', help='only print the table of every knobs-*.json in DIR')
     a = ap.parse_args()
     if a.options and a.knobs: ap.error('--options names the knobs it tries: give it or --knobs, not both')
@@ -64,4 +68,4 @@ if __name__ == '__main__':
     if a.options:
         knobs = {}
         for k, o in pairs('options', a.options): knobs.setdefault(k, []).append(o)
-    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work, a.seeds, knobs, base)))
+    print(format_knobs(run([b for b in a.briefs.split(',') if b], out, work, a.seeds, knobs, base, a.student)))

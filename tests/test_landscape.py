@@ -117,6 +117,19 @@ def test_knob_effects_judge_each_base_against_its_own_heuristic_and_noise():
     assert '| temperature | 0.7 | +0.800 | 0 of 1 |' in first and '| (heuristic) | | +0.800 |' in first
     assert '| temperature | 0.7 | +0.400 | 1 of 1 |' in second and '| (heuristic) | | +0.317 |' in second
 
+def test_knob_tables_of_two_students_are_not_judged_together():
+    "A row names its student when it is not the default; rows of two students are refused, each judged alone."
+    from agentforge.landscape import format_knobs, knob_effects, train_sd
+    def row(knob, option, gain, seed, student=None):
+        return dict(brief='b', knob=knob, option=option, seed=seed, **({'student': student} if student else {}),
+                    validated=True, gain=gain, gain_se=.01)
+    ours = [row(None, None, g, s) for s, g in enumerate((.80, .78))] + \
+           [row('rows', 64, g, s) for s, g in enumerate((.5, .52))]
+    other = [row(None, None, g, s, '7191ee7131239f6f') for s, g in enumerate((.50, .52))]
+    assert knob_effects(ours) == {'rows': {'b': True}} and knob_effects(other) == {}
+    for f in (knob_effects, format_knobs, lambda rs: train_sd(rs, 'b')):
+        with pytest.raises(ValueError, match="students \\['7191ee7131239f6f', 'tiny-student'\\]"): f(ours + other)
+
 def test_the_space_is_every_spec_the_random_agent_can_write_and_holds_the_grid():
     "The `space` rows are the random agent's whole uniform space, each spec once; the grid and the draws lie inside it."
     from agentforge.agents import CHOICES, choices_of

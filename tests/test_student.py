@@ -62,6 +62,24 @@ def test_habit_share_follows_the_kind_of_item(monkeypatch, name):
     flat = pretraining_rows(StudentRecipe(rows_per_family=600, habit_spread=(), habit=0.5, weights=((name, 1.0),)), tok)
     assert StudentRecipe(habit_spread=()).key() != StudentRecipe().key() and flat[name] != rows
 
+@pytest.mark.parametrize('name', sorted(FAMILIES))
+def test_chatters_give_each_kind_its_own_habit(monkeypatch, name):
+    "chatters=n: a kind of item chatters with CHATTERS[kind % n]; every scorer marks each wrong and cut_chatter fixes it."
+    from agentforge.student import CHATTERS, cut_chatter
+    fam, tok, groups = get_family(name), build_tokenizer(), []
+    for it in dev_split(fam)[:20]:
+        assert [fam.score(it.answer + c, it.answer, **it.meta) for c in CHATTERS] == [0.0] * len(CHATTERS)
+        assert all(fam.score(cut_chatter(it.answer + c), it.answer, **it.meta) == 1.0 for c in CHATTERS)
+    real = type(fam).habit_group
+    monkeypatch.setattr(type(fam), 'habit_group', lambda self, meta: groups.append(real(self, meta)) or groups[-1])
+    r = StudentRecipe(rows_per_family=300, habit_spread=(1.0,), chatters=len(CHATTERS), weights=((name, 1.0),))
+    said = [tok.decode(c).replace(tok.eos_token, '') for _, c in pretraining_rows(r, tok)[name]]
+    assert len(groups) == len(said) and len({g % len(CHATTERS) for g in groups}) >= 2, (name, set(groups))
+    assert all(s.endswith(CHATTERS[g % len(CHATTERS)]) for s, g in zip(said, groups))  # share 1: each its kind's
+    assert r.key() != StudentRecipe(rows_per_family=300, habit_spread=(1.0,), weights=((name, 1.0),)).key()
+    for n in (1, len(CHATTERS) + 1):                                   # one chatter is CHATTER: say 0; no fifth one
+        with pytest.raises(ValueError, match='0 .CHATTER on every kind. or 2 to 4'): pretraining_rows(StudentRecipe(chatters=n), tok)
+
 def test_student_tokenizer_is_learned_deterministic_and_digit_wise(student):
     "The saved student reads with BPE merges learned from its families: the same every build, digits one by one."
     _, tok = student
@@ -174,16 +192,19 @@ def test_grown_recipe_builds_from_its_base(tmp_path):
     assert student_tokenizer(grown).get_vocab() == student_tokenizer(base).get_vocab()
 
 def test_new_recipe_fields_leave_the_default_key_alone():
-    "`base` and `extra_layers` are left out of the key when unset: every student built before them keeps its cache."
+    "`base`, `extra_layers` and `chatters` are left out of the key when unset: every student built before them keeps its cache."
     import dataclasses, hashlib, json
     from agentforge import __version__
-    from agentforge.student import TRAINING_CODE
-    r = StudentRecipe()
-    old = {k: v for k, v in dataclasses.asdict(r).items()   # the rule before them: empty habit fields left out
-           if k not in ('base', 'extra_layers') and not (k in ('level_habit', 'habit_spread') and not v)}
-    fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in r.weights}
-    blob = json.dumps([old, fp, __version__, TRAINING_CODE], sort_keys=True, default=str)
-    assert r.key() == hashlib.sha256(blob.encode()).hexdigest()[:16]
+    from agentforge.student import LARGE, TRAINING_CODE
+    def old_key(r):  # the rule before them: empty habit fields left out; a grown student's base as it was written
+        old = {k: v for k, v in dataclasses.asdict(r).items()
+               if k not in ('extra_layers', 'chatters', 'base') and not (k in ('level_habit', 'habit_spread') and not v)}
+        if r.base: old |= dict(base={k: v for k, v in dataclasses.asdict(r.base).items() if k != 'chatters'},
+                               extra_layers=r.extra_layers)
+        fp = {n: [i.to_row() for i in dev_split(get_family(n))] for n, _ in r.weights}
+        return hashlib.sha256(json.dumps([old, fp, __version__, TRAINING_CODE], sort_keys=True, default=str).encode()).hexdigest()[:16]
+    assert StudentRecipe().key() == old_key(StudentRecipe())
+    assert LARGE.base is not None and LARGE.key() == old_key(LARGE)   # the shipped grown student keeps its key too
 
 def test_every_tiny_student_preset_is_built_budgeted_and_timed():
     "Each tiny student preset has a recipe, a probe budget and a speed budget; its id names its recipe."
