@@ -57,7 +57,7 @@ def score_noise(brief:str, student:str='tiny-student', samples:int=SAMPLES, seed
 
 def habit_free(brief:str, student:str='tiny-student', samples:int=SAMPLES, hidden_root=None) -> dict:
     "What cutting the student's habit alone would do on `brief`'s hidden split: score, normalised gain, by kind."
-    p = pre_scores(student, brief, samples, 0, hidden_root)  # the untrained student's answers, scored with CHATTER cut
+    p = pre_scores(student, brief, samples, 0, hidden_root)  # the untrained student's answers, habit cut too
     return dict(pre=round(p['score'], 4), score=p['habit_free'], kinds=p['kinds'],
                 gain=round(uplift(p['score'], p['habit_free'], 'normalized', floor=-1.0), 4))
 
