@@ -104,8 +104,9 @@ def pretraining_rows(recipe:StudentRecipe, tok) -> dict:
             prompt, answer, meta = fam.sample(rng, **p)
             if prompt_key(prompt) in dev: continue
             said = answer if rng.random() < recipe.p_gold else fam.distractor(rng, prompt, answer, meta)
-            kind = fam.habit_group(meta) if (recipe.habit_spread and not levels) or recipe.chatters else 0
-            if recipe.habit_spread and not levels: habit = recipe.habit_spread[kind % len(recipe.habit_spread)]
+            spread = recipe.habit_spread and not levels  # a share by kind of item (else by level, or `habit`)
+            kind = fam.habit_group(meta) if spread or recipe.chatters else 0
+            if spread: habit = recipe.habit_spread[kind % len(recipe.habit_spread)]
             if habit and rng.random() < habit: said += CHATTERS[kind % recipe.chatters] if recipe.chatters else CHATTER
             fam_rows.append((tok(render_prompt(tok, prompt))['input_ids'], tok(said + tok.eos_token)['input_ids']))
         rows[name] = fam_rows
