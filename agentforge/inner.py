@@ -23,7 +23,7 @@ from .tasks import absolute, as_messages
 __all__ = ['LOW_DISK_BYTES', 'METRICS', 'training_dataset', 'RewardFailed', 'SandboxReward', 'reward_functions', 'has_vllm',
            'grpo_args', 'grpo_config', 'load_student_model', 'AtomicCheckpoints', 'ProgressBar', 'Deadline', 'Trained',
            'config_hash', 'resumable_trainer_class', 'disk_full_error', 'train_spec', 'summarize', 'InnerResult',
-           'run_inner', 'inner_job', 'InnerJob', 'submit_inner', 'inner_outcome']
+           'kind_scores', 'run_inner', 'inner_job', 'InnerJob', 'submit_inner', 'inner_outcome']
 
 # %% ../nbs/07_inner.ipynb #b64ed3da
 def training_dataset(spec:Spec, # a spec from spec.load_spec
@@ -289,9 +289,18 @@ class InnerResult:
     seconds: float = 0.0  # job wall time
     uplift_se: float|None = None  # standard error of post − pre over the hidden items (paired); None: not measured
     score_seconds: float|None = None  # the hidden scoring after training, its process included; None: not measured
+    kinds: dict = field(default_factory=dict)  # kind_scores(pre, post); {}: not recorded (results before 2026-12-07)
     def to_json(self) -> dict: return dataclasses.asdict(self)
 
 # %% ../nbs/07_inner.ipynb #371409fa
+def kind_scores(pre:dict, # the untrained student's score_hidden result
+                post:dict, # the trained student's, on the same items
+               ) -> dict:
+    "Per kind of item (`Family.habit_group`): its count, and the score and habit-free score before and after."
+    after = post.get('kinds') or {}
+    return {k: dict(n=v['n'], pre=v['score'], post=after[k]['score'], pre_free=v['habit_free'],
+                    post_free=after[k]['habit_free']) for k, v in (pre.get('kinds') or {}).items() if k in after}
+
 def _student_arg(student:str) -> str:
     "A student checkpoint folder as an absolute path; a preset name as it is."
     return str(absolute(student)) if Path(student).expanduser().is_dir() else student
@@ -331,7 +340,8 @@ def run_inner(spec_dir:str|Path, # a validated spec folder
     res = InnerResult(spec.name, spec.brief, student, seed, key, pre['score'], post['score'],
                       uplift_score(pre['score'], post['score']), round(t.seconds, 3), t.steps, t.stopped_early,
                       summarize(t.history), str(t.model_dir), t.resumed_from, t.reward_calls, t.skipped, samples, False,
-                      round(time.monotonic() - t0, 3), paired_se(pre.get('per_item'), post.get('per_item')), t_score)
+                      round(time.monotonic() - t0, 3), paired_se(pre.get('per_item'), post.get('per_item')), t_score,
+                      kind_scores(pre, post))
     if cache: write_atomic(done, json.dumps(res.to_json(), indent=1))
     shutil.rmtree(work / 'checkpoints', ignore_errors=True)  # they only serve a resume; ~5 MB each, kept model: 1.7 MB
     return res

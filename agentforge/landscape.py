@@ -89,7 +89,7 @@ def evaluate_spec(folder:Path, brief:str, student:str='tiny-student', seed:int=0
             'raw': round(r.post - r.pre, 4), 'uplift_se': r.uplift_se and round(r.uplift_se, 4),  # SE of `raw`
             'gain_se': r.uplift_se and round(r.uplift_se / max(1e-9, 1 - r.pre), 4),
             'seconds': r.seconds, 'train_seconds': r.train_seconds,
-            'cached': r.cached, 'reward': g.total}
+            'cached': r.cached, 'reward': g.total, 'kinds': r.kinds}  # kinds: per kind of item ({}: not recorded)
 
 # %% ../nbs/12b_landscape.ipynb #f293a4b0
 def _say(*a): print(*a, file=sys.stderr, flush=True)
@@ -265,7 +265,7 @@ def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None
         rows.append(dict(brief=brief, **({'base': base} if base else {}), knob=knob, option=opt, seed=seed,
                          **({} if student == 'tiny-student' else {'student': Path(student).name}),  # a folder: its key
                          **{k: r.get(k) for k in ('validated', 'reason', 'pre', 'post', 'gain', 'gain_se',
-                                                  'train_seconds')}))
+                                                  'train_seconds', 'kinds')}))
     return rows
 
 def _bases(rows:list, brief:str|None=None) -> list:

@@ -12,8 +12,8 @@ from transformers import TrainerCallback
 from typer.testing import CliRunner
 from agentforge.cli import app
 from agentforge.families import FAMILIES
-from agentforge.inner import (RewardFailed, grpo_args, grpo_config, inner_outcome, load_student_model, run_inner,
-                              submit_inner, train_spec, training_dataset)
+from agentforge.inner import (RewardFailed, grpo_args, grpo_config, inner_outcome, kind_scores, load_student_model,
+                              run_inner, submit_inner, train_spec, training_dataset)
 from agentforge.scoring import result_key, result_path, score_hidden
 from agentforge.pool import Pool
 import agentforge.runner as runner
@@ -198,9 +198,18 @@ def test_result_cache_is_keyed_by_content(tmp_path, platform):
     b = run_inner(d, hidden_root=platform, cache_root=tmp_path / 'c')
     assert (a.cached, b.cached) == (False, True) and a.to_json() == {**b.to_json(), 'cached': False}
     assert b.pre == a.pre and set(a.metrics) >= {'reward', 'reward_std', 'frac_reward_zero_std', 'completion_length', 'clipped_ratio'}
+    assert sum(v['n'] for v in a.kinds.values()) == HIDDEN_SIZE and len(a.kinds) > 1  # arithmetic: op x size
+    assert abs(sum(v['n'] * v['post'] for v in a.kinds.values()) / HIDDEN_SIZE - a.post) < 1e-3  # the same items
+    assert all(v['post_free'] >= v['post'] for v in a.kinds.values())  # cutting the habit never loses a right answer
     k1 = result_key(load_spec(d), 'tiny-student', 0, 2)
     (d / 'notes.md').write_text('a changed byte anywhere in the spec is a different spec\n')
     assert result_key(load_spec(d), 'tiny-student', 0, 2) != k1 and result_key(load_spec(d), 'tiny-student', 1, 2) != k1
+
+def test_kind_scores_pairs_the_kinds_scored_before_and_after():
+    pre = dict(kinds={'0': dict(n=3, score=.2, habit_free=.5), '1': dict(n=1, score=0., habit_free=1.)})
+    post = dict(kinds={'0': dict(n=3, score=.6, habit_free=.7)})
+    assert kind_scores(pre, post) == {'0': dict(n=3, pre=.2, post=.6, pre_free=.5, post_free=.7)}  # '1' unscored after
+    assert kind_scores({'score': .2}, post) == {} and kind_scores(pre, {}) == {}  # a result from before kinds: none
 
 def test_a_queued_job_writes_its_result_to_the_cache_it_was_submitted_with(tmp_path, platform):
     """submit_inner(cache_root=C): the job's result lands in C (it once went to the default cache: bench/warm.py timed
