@@ -5,7 +5,7 @@ a compact metrics table and the transfer verdict, all computed from the run's ow
 
 # %% ../nbs/12a_report.ipynb #aa2847cd
 from __future__ import annotations
-import json, math, warnings
+import hashlib, json, math, warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -302,6 +302,17 @@ def _stopped_section(run_dir:Path)->list[str]:
             'finished before it. Rerunning the same command resumes.', '',
             '```', last.get('error', '(no message recorded)'), '```', '']
 
+def _hidden_lines(run_dir:Path)->list[str]:
+    "What the run was scored on (its `hidden.json`, lesson 13): one summary line, or none for a run from before it."
+    path = run_dir / 'hidden.json'
+    if not path.exists(): return []
+    h = json.loads(path.read_text())
+    digest = hashlib.sha256(json.dumps(h['digests'], sort_keys=True).encode()).hexdigest()[:12]
+    n = len(h['digests'])
+    return [f"- Hidden splits: `{digest}`, this install's (`{h['data_dir']}`, {n} famil{'y' if n == 1 else 'ies'}). "
+            "Another install draws its own from its `secret.key`, and its rows, probe verdicts and scores differ: "
+            "compare runs scored on the same splits (lesson 13)."]
+
 def _with_counts(r:dict)->dict:
     "A metrics row plus the text columns 'graded' (graded/episodes) and 'inner jobs' (n, and how many died)."
     j = r.get('jobs') or {}
@@ -338,7 +349,8 @@ def write_report(
     idx = _pick(rows, max_rows)
     note = ('' if len(idx) == len(rows)
             else f' ({len(idx)} of {len(rows)} steps shown, evenly spaced with the peak; all in `metrics.jsonl`)')
-    md = head + ['## Summary', '', *summarize(rows, ceiling=ceiling), '', *_curve_section(run_dir, plots, best),
+    md = head + ['## Summary', '', *summarize(rows, ceiling=ceiling), *_hidden_lines(run_dir), '',
+                 *_curve_section(run_dir, plots, best),
                  '## Reward', '',
           f'Means over graded episodes. Components use the weights {w.validation:.2f} × validation + '
           f'{w.uplift:.2f} × uplift' + (f' + {w.post:.2f} × post-training score' if w.post else '') +

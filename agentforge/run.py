@@ -22,21 +22,42 @@ from .outer import policy_probe, read_metrics, train
 from .report import write_report
 from .runner import close_kept
 from .student import BUNDLED as STUDENTS_SHIPPED, RECIPES, StudentRecipe, build_student, student_ready
+from .durable import write_atomic
+from .scoring import hidden_digest
 from .tasks import absolute, cache_dir, data_dir
 from .transfer import (eval_jobs, evaluate, mode_rows, mode_text, transfer_table, verdict, verdict_text,
                                  write_transfer)
 
 # %% auto #0
-__all__ = ['EVAL_PRIORITY', 'BASELINE_PRIORITY', 'COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'clone_for', 'build_offered',
-           'train_stage', 'DeferredEval', 'deferred_eval', 'transfer_agents', 'eval_temperature', 'transfer_jobs',
-           'queue_baselines', 'transfer_stage', 'agent_name', 'at_temperature', 'mode_of', 'spec_decision',
-           'build_cost', 'saved_rows', 'preflight', 'two_loop', 'progress_summary']
+__all__ = ['EVAL_PRIORITY', 'BASELINE_PRIORITY', 'COSTS_S', 'SPACE', 'LOW_DISK_GB', 'event', 'freeze_hidden', 'clone_for',
+           'build_offered', 'train_stage', 'DeferredEval', 'deferred_eval', 'transfer_agents', 'eval_temperature',
+           'transfer_jobs', 'queue_baselines', 'transfer_stage', 'agent_name', 'at_temperature', 'mode_of',
+           'spec_decision', 'build_cost', 'saved_rows', 'preflight', 'two_loop', 'progress_summary']
 
 # %% ../nbs/13_run.ipynb #6eec5500
 def event(out, name:str, **detail):
     "Append one line to `out/events.jsonl`."
     with open(Path(out) / 'events.jsonl', 'a') as f:
         f.write(json.dumps(dict(t=round(time.time(), 3), event=name, **detail)) + '\n')
+
+# %% ../nbs/13_run.ipynb #10bd4182
+def freeze_hidden(out, # the run folder
+                  families:list, # the families the run scores
+                  root=None, # the data dir (default tasks.data_dir())
+                 ) -> dict:
+    """Write `out/hidden.json` (the data dir and its hidden splits' digests) the first time; afterwards refuse other
+    splits: another install's secret draws other items, and scores on two splits are not one curve."""
+    p = Path(out) / 'hidden.json'
+    now = dict(data_dir=str(absolute(root) or data_dir()), digests={f: hidden_digest(f, root) for f in families})
+    if not p.exists():
+        write_atomic(p, json.dumps(now, indent=1))
+        return now
+    old = json.loads(p.read_text())
+    if changed := [f for f in families if old['digests'].get(f) != now['digests'][f]]:
+        raise ValueError(f"{out} was scored on the hidden splits of {old['data_dir']}; {now['data_dir']} holds other "
+                         f"ones ({', '.join(changed)}): resume it with AGENTFORGE_DATA_DIR={old['data_dir']}, "
+                         "or start another --out")
+    return old
 
 # %% ../nbs/13_run.ipynb #09eb12dd
 def _env(cfg:RunConfig, out:Path, library=None) -> EpisodeEnv:
@@ -309,6 +330,7 @@ def two_loop(cfg:RunConfig=RunConfig(), out='runs/demo', progress:bool=True, clo
     freeze(cfg, out)
     say = (lambda *a: print(*a, file=sys.stderr)) if progress else (lambda *a: None)
     train_fams, held = split_families(cfg.holdout)
+    freeze_hidden(out, train_fams + held)  # this install's hidden splits: a resume on other ones is refused
     say(f"agentforge two-loop run in {out}/  (Ctrl-C is safe: the same command resumes)\n"
         f"  outer loop: {cfg.steps} steps x {cfg.outer.briefs_per_step} briefs x {cfg.outer.group_size} episodes "
         f"on {', '.join(train_fams)}\n"

@@ -50,6 +50,23 @@ def test_freeze_refuses_a_different_config_and_allows_more_steps(tmp_path):
     assert p.read_text() == before   # a refused freeze leaves the run's config alone
     assert RunConfig(eval_trained=['string_ops']).hash() == RunConfig(eval_trained=('string_ops',)).hash() != RunConfig(eval_trained=('arithmetic',)).hash()
 
+def test_a_run_is_scored_on_one_install_s_hidden_splits_and_refuses_another_s(tmp_path, monkeypatch):
+    """Two installs draw their hidden splits from their own secret.key (two fresh `make demo` runs of the same code
+    began 0.486 and 0.596 for that reason: retros/2026-12-07-two-installs-two-demos.md). A run folder records its
+    splits; resuming it on another install's is refused before anything runs, and the report names them."""
+    from agentforge.report import write_report
+    from agentforge.run import freeze_hidden, two_loop
+    from agentforge.scoring import hidden_digest
+    a, b, out = tmp_path / 'install-a', tmp_path / 'install-b', tmp_path / 'run'
+    first = freeze_hidden(out, ['arithmetic'], root=a)
+    assert first == dict(data_dir=str(a), digests={'arithmetic': hidden_digest('arithmetic', a)})
+    assert hidden_digest('arithmetic', b) != first['digests']['arithmetic']  # another secret, other items
+    monkeypatch.setenv('AGENTFORGE_DATA_DIR', str(b))
+    with pytest.raises(ValueError, match=f'AGENTFORGE_DATA_DIR={a}'): two_loop(RunConfig.of(steps=1), out, progress=False)
+    assert not (out / 'events.jsonl').exists()  # refused before the run started
+    (out / 'metrics.jsonl').write_text(json.dumps(dict(step=0, episodes=2, graded=2, reward_mean=0.5)) + '\n')
+    assert f"this install's (`{a}`, 1 family)" in write_report(out).read_text()
+
 # ---------------------------------------------------------------- the real outer path, killed and resumed
 
 pytestmark = pytest.mark.usefixtures('one_thread')  # tests/conftest.py
