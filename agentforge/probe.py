@@ -4,7 +4,7 @@
 
 # %% ../nbs/06_probe.ipynb #618767fd
 from __future__ import annotations
-import hashlib, json, random, re, statistics, time
+import hashlib, json, math, random, re, statistics, time
 from functools import lru_cache
 from . import __version__
 from .tasks import as_messages, cache_dir
@@ -19,9 +19,9 @@ from .worker import RewardWorker
 
 # %% auto #0
 __all__ = ['CORRUPTIONS', 'PROBE_ROWS', 'GOLD_HIGH', 'GOLD_SHARE', 'MARGIN', 'LATENCY_S', 'CALL_S', 'CORRUPTION_TEXT', 'SAT_ROWS',
-           'SAT_GROUP', 'PASS', 'corruptions', 'probe_batch', 'builtin_values', 'totals', 'custom_values',
-           'check_determinism', 'check_statefulness', 'check_latency', 'check_scores', 'check_rewards',
-           'check_saturation', 'validate']
+           'SAT_MORE', 'SAT_GROUP', 'PASS', 'SAT_NEVER', 'SAT_ALWAYS', 'SAT_FLAT', 'corruptions', 'probe_batch',
+           'builtin_values', 'totals', 'custom_values', 'check_determinism', 'check_statefulness', 'check_latency',
+           'check_scores', 'check_rewards', 'check_saturation', 'validate']
 
 # %% ../nbs/06_probe.ipynb #b0684ef7
 CORRUPTIONS = ('empty', 'other', 'buried', 'wrong_format', 'padded', 'echo', 'constant')
@@ -199,7 +199,8 @@ def check_rewards(spec:Spec, rows:list, worker:RewardWorker, limits:Limits=Limit
     return out + check_scores(totals(spec, values, len(batch['ids'])), len(sub), kinds, cands)
 
 # %% ../nbs/06_probe.ipynb #5cf804f3
-SAT_ROWS, SAT_GROUP, PASS = 48, 8, 0.5  # prompts, samples per prompt (the spec's group size up to 8), a pass
+SAT_ROWS, SAT_MORE, SAT_GROUP, PASS = 48, 192, 8, 0.5  # prompts; when 48 cannot tell; per prompt; a pass
+SAT_NEVER, SAT_ALWAYS, SAT_FLAT = 0.02, 0.98, 0.9  # bars: pass rate under / over, share of flat groups over
 
 @lru_cache(maxsize=4)
 def _student(name:str):
@@ -211,44 +212,80 @@ def _saturation_key(spec:Spec, sub:list, G:int, seed:int) -> str:
     from agentforge.student import student_id
     g = spec.grpo
     blob = [sub, [(e.use, e.weight, e.options) for e in spec.rewards], spec.system_prompt, G, seed, g['temperature'],
-            g['max_completion_length'], student_id(spec.student), SAT_ROWS, SAT_GROUP, PASS, __version__]
+            g['max_completion_length'], student_id(spec.student), SAT_ROWS, SAT_MORE, SAT_GROUP, PASS,
+            SAT_NEVER, SAT_ALWAYS, SAT_FLAT, __version__]
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
-def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cache:bool=True) -> Check:
-    "Sample the untrained student on a few rows; reject a pass rate of ~0 or ~1, or mostly zero-variance groups."
+def _sampled_totals(spec:Spec, sub:list, G:int, seed:int, worker:RewardWorker) -> list|Check:
+    "The untrained student's total reward on G samples of each row in `sub`, in order (a Check: reward code failed)."
     from agentforge.student import complete
-    from agentforge.presets import WeightsUnavailable
-    try: model, tok = _student(spec.student)
-    except WeightsUnavailable as e:  # the gate could not run: say so, never count it as passed
-        return Check('saturation', True, f"not checked: the student's weights are not here ({str(e)[:160]})",
-                     checked=False)
-    sub = random.Random(seed + 1).sample(rows, min(SAT_ROWS, len(rows)))
-    G = min(SAT_GROUP, spec.grpo['num_generations'])
-    done = None
-    if cache and not spec.custom_functions():   # agent code may not be a pure function: always sampled afresh
-        done = cache_dir() / 'probe' / 'saturation' / f'{_saturation_key(spec, sub, G, seed)}.json'
-        if done.exists(): return Check(**json.loads(done.read_text()))   # sampled the same way: the same verdict
+    model, tok = _student(spec.student)
     texts = complete(model, tok, [r['prompt'] for r in sub for _ in range(G)], temperature=spec.grpo['temperature'],
                      seed=seed, max_new_tokens=spec.grpo['max_completion_length'], system_prompt=spec.system_prompt)
-    cands = [dict(gold=t) for t in texts]
-    batch = probe_batch([r for r in sub for _ in range(G)], cands, ('gold',))
+    batch = probe_batch([r for r in sub for _ in range(G)], [dict(gold=t) for t in texts], ('gold',))
     values = builtin_values(spec, batch)
     if spec.custom_functions():
         custom, res = custom_values(spec, batch, worker)
         if len(custom) < len(spec.custom_functions()): return _failed(res[-1])
         values.update(custom)
-    tot = totals(spec, values, len(texts))
-    rate = sum(t >= PASS for t in tot) / len(tot)
-    flat = sum(len({round(t, 9) for t in tot[i:i + G]}) == 1 for i in range(0, len(tot), G)) / len(sub)
-    why = (f"the untrained student passes {rate:.0%} of {len(tot)} samples ({len(sub)} prompts x {G}); "
+    return totals(spec, values, len(texts))
+
+def _side(share:float, bar:float, n:int) -> int:
+    "`share`, measured on `n` draws, lies over `bar` by more than two standard errors (1), under (-1), or too near (0)."
+    se2 = 2 * math.sqrt(bar * (1 - bar) / n)
+    return 1 if share > bar + se2 else -1 if share < bar - se2 else 0
+
+def _verdict(rate:float, flat:float, samples:int, groups:int) -> tuple:
+    "(the reason code of a bar the spec is clearly past, or None; whether some bar is too near to tell)."
+    sides = dict(SATURATED_NEVER=-_side(rate, SAT_NEVER, samples), SATURATED_ALWAYS=_side(rate, SAT_ALWAYS, samples),
+                 SATURATED_GROUPS=_side(flat, SAT_FLAT, groups))
+    return next((c for c, s in sides.items() if s == 1), None), 0 in sides.values()
+
+def _shares(tot:list, G:int) -> tuple:
+    "(pass rate over samples, share of groups whose G totals are all equal)."
+    flat = sum(len({round(t, 9) for t in tot[i:i + G]}) == 1 for i in range(0, len(tot), G))
+    return sum(t >= PASS for t in tot) / len(tot), flat / (len(tot) // G)
+
+def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cache:bool=True) -> Check:
+    """Sample the untrained student on 48 rows; reject a pass rate of ~0 or ~1, or mostly zero-variance groups, only
+    where the sample is past the bar by two standard errors. Where 48 rows cannot tell, 192 decide; still too near:
+    passed, and said to be borderline."""
+    from agentforge.presets import WeightsUnavailable
+    try: _student(spec.student)
+    except WeightsUnavailable as e:  # the gate could not run: say so, never count it as passed
+        return Check('saturation', True, f"not checked: the student's weights are not here ({str(e)[:160]})",
+                     checked=False)
+    idx = random.Random(seed + 1).sample(range(len(rows)), min(SAT_ROWS, len(rows)))
+    left = sorted(set(range(len(rows))) - set(idx))
+    idx += random.Random(seed + 2).sample(left, min(SAT_MORE - len(idx), len(left)))  # drawn only if needed
+    sub, more = [rows[i] for i in idx[:SAT_ROWS]], [rows[i] for i in idx[SAT_ROWS:]]
+    G = min(SAT_GROUP, spec.grpo['num_generations'])
+    done = None
+    if cache and not spec.custom_functions():   # agent code may not be a pure function: always sampled afresh
+        done = cache_dir() / 'probe' / 'saturation' / f'{_saturation_key(spec, sub + more, G, seed)}.json'
+        if done.exists(): return Check(**json.loads(done.read_text()))   # sampled the same way: the same verdict
+    tot = _sampled_totals(spec, sub, G, seed, worker)
+    if isinstance(tot, Check): return tot
+    rate, flat = _shares(tot, G)
+    past, unsure = _verdict(rate, flat, len(tot), len(tot) // G)
+    first = ''
+    if more and past is None and unsure:   # 48 prompts cannot tell: 144 more decide
+        extra = _sampled_totals(spec, more, G, seed + 1, worker)
+        if isinstance(extra, Check): return extra
+        first = f": {len(sub)} could not tell, at {rate:.0%} passed and {flat:.0%} flat"
+        tot += extra
+        rate, flat = _shares(tot, G)
+        past, unsure = _verdict(rate, flat, len(tot), len(tot) // G)
+    why = (f"the untrained student passes {rate:.0%} of {len(tot)} samples ({len(tot) // G} prompts x {G}{first}); "
            f"{flat:.0%} of groups have zero variance")
-    if rate < 0.02:
-        out = Check('saturation', False, why + ": too hard (easier params, partial credit)", 'SATURATED_NEVER')
-    elif rate > 0.98: out = Check('saturation', False, why + ": already solved (harder params)", 'SATURATED_ALWAYS')
-    elif flat > 0.9: out = Check('saturation', False, why + ": GRPO would see almost no advantage", 'SATURATED_GROUPS')
-    else: out = Check('saturation', True, why)
+    fix = dict(SATURATED_NEVER="too hard (easier params, partial credit)",
+               SATURATED_ALWAYS="already solved (harder params)",
+               SATURATED_GROUPS="GRPO would see almost no advantage")
+    if past: out = Check('saturation', False, f"{why}: {fix[past]}", past)
+    else: out = Check('saturation', True, why + ("; borderline: too near a bar to refuse" if unsure else ''))
     if done is not None: write_atomic(done, json.dumps(dict(id=out.id, ok=out.ok, message=out.message, code=out.code)))
     return out
+
 
 # %% ../nbs/06_probe.ipynb #b309eddb
 def _schema_check(e:SpecError) -> Check:

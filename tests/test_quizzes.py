@@ -36,6 +36,14 @@ def test_numeric_answers_match_the_code():
     d = {k: v.default for k, v in inspect.signature(Pool.__init__).parameters.items()}
     assert min(d['backoff_s'] * 2 ** (3 - 1), d['max_backoff_s']) == pool['pool-backoff']['answer']
 
+def test_probe_saturation_numeric_answer_matches_the_code():
+    import math
+    from agentforge.probe import SAT_FLAT, SAT_ROWS, _side
+    probe = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '06_probe.yaml').read_text())}
+    q = probe['probe-saturation-borderline']
+    assert abs(SAT_FLAT + 2 * math.sqrt(SAT_FLAT * (1 - SAT_FLAT) / SAT_ROWS) - q['answer']) < q['tolerance']
+    assert _side(48 / 48, SAT_FLAT, SAT_ROWS) == 1 and _side(47 / 48, SAT_FLAT, SAT_ROWS) == 0   # as the feedback says
+
 def test_transfer_numeric_answer_matches_the_code():
     transfer = {q['id']: q for q in yaml.safe_load((BANKS[0].parent / '12_transfer.yaml').read_text())}
     from agentforge.transfer import paired_diff_ci
