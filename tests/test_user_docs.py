@@ -100,3 +100,11 @@ def test_seccomp_names_are_in_the_filter():
 def test_baseline_tool_as_quoted():
     calls = inspect.signature(workspace.Workspace.__init__).parameters['baseline_calls'].default
     assert f'rounded to 2 decimals, with {calls} calls per episode' in SEC_F
+
+def test_saturation_bars_quoted_as_the_probe_has_them():
+    "The contract's saturation row states the gate's bars, its two samples and its group size as `probe` has them."
+    from agentforge.probe import SAT_ALWAYS, SAT_FLAT, SAT_GROUP, SAT_MORE, SAT_NEVER, SAT_ROWS
+    row = next(l for l in TASK.splitlines() if l.startswith('| `saturation`'))
+    for s in (f'under {SAT_NEVER:.0%}', f'over {SAT_ALWAYS:.0%}', f'over {SAT_FLAT:.0%} of its groups',
+              f'{SAT_ROWS} prompts', f'{SAT_MORE} prompts', f'up to {SAT_GROUP}', 'two standard errors', 'borderline'):
+        assert s in row, s
