@@ -246,6 +246,13 @@ def _shares(tot:list, G:int) -> tuple:
     flat = sum(len({round(t, 9) for t in tot[i:i + G]}) == 1 for i in range(0, len(tot), G))
     return sum(t >= PASS for t in tot) / len(tot), flat / (len(tot) // G)
 
+def _gate_rows(rows:list, seed:int=0) -> tuple:
+    "(the first stage's rows, the second stage's): 48 drawn as before, then up to 144 more from the rest."
+    idx = random.Random(seed + 1).sample(range(len(rows)), min(SAT_ROWS, len(rows)))
+    left = sorted(set(range(len(rows))) - set(idx))
+    idx += random.Random(seed + 2).sample(left, min(SAT_MORE - len(idx), len(left)))
+    return [rows[i] for i in idx[:SAT_ROWS]], [rows[i] for i in idx[SAT_ROWS:]]
+
 def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cache:bool=True) -> Check:
     """Sample the untrained student on 48 rows; reject a pass rate of ~0 or ~1, or mostly zero-variance groups, only
     where the sample is past the bar by two standard errors. Where 48 rows cannot tell, 192 decide; still too near:
@@ -255,10 +262,7 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cach
     except WeightsUnavailable as e:  # the gate could not run: say so, never count it as passed
         return Check('saturation', True, f"not checked: the student's weights are not here ({str(e)[:160]})",
                      checked=False)
-    idx = random.Random(seed + 1).sample(range(len(rows)), min(SAT_ROWS, len(rows)))
-    left = sorted(set(range(len(rows))) - set(idx))
-    idx += random.Random(seed + 2).sample(left, min(SAT_MORE - len(idx), len(left)))  # drawn only if needed
-    sub, more = [rows[i] for i in idx[:SAT_ROWS]], [rows[i] for i in idx[SAT_ROWS:]]
+    sub, more = _gate_rows(rows, seed)   # `more` is sampled only if `sub` cannot tell
     G = min(SAT_GROUP, spec.grpo['num_generations'])
     done = None
     if cache and not spec.custom_functions():   # agent code may not be a pure function: always sampled afresh
@@ -285,7 +289,6 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cach
     else: out = Check('saturation', True, why + ("; borderline: too near a bar to refuse" if unsure else ''))
     if done is not None: write_atomic(done, json.dumps(dict(id=out.id, ok=out.ok, message=out.message, code=out.code)))
     return out
-
 
 # %% ../nbs/06_probe.ipynb #b309eddb
 def _schema_check(e:SpecError) -> Check:

@@ -40,7 +40,6 @@ def old_verdict(rate:float, flat:float) -> str|None:
 
 def gate_rows(name:str, root:Path, work:Path, done:set):
     "Yield one row per spec of install `name`: both verdicts on the same first 48 prompts, and the new one's message."
-    import random
     from agentforge import probe
     from agentforge.agents import write_spec
     from agentforge.rows import load_rows
@@ -52,7 +51,7 @@ def gate_rows(name:str, root:Path, work:Path, done:set):
         d.mkdir(parents=True, exist_ok=True)
         (d / 'task.yaml').write_text(write_spec(fam, dict(reward=rw, level=lv, temperature=T)))
         spec = load_spec(d); rows = load_rows(spec, hidden_root=data)
-        sub = [rows[i] for i in random.Random(1).sample(range(len(rows)), min(probe.SAT_ROWS, len(rows)))]
+        sub = probe._gate_rows(rows)[0]   # the gate's first 48 rows
         G = min(probe.SAT_GROUP, spec.grpo['num_generations'])
         rate, flat = probe._shares(probe._sampled_totals(spec, sub, G, 0, None), G)   # the gate's first stage
         t0 = time.monotonic(); c = probe.check_saturation(spec, rows, None, cache=False)
