@@ -6,6 +6,7 @@
 from __future__ import annotations
 import hashlib, json, math, random, re, statistics, time
 from functools import lru_cache
+from typing import NamedTuple
 from . import __version__
 from .tasks import as_messages, cache_dir
 from .durable import write_atomic
@@ -19,9 +20,9 @@ from .worker import RewardWorker
 
 # %% auto #0
 __all__ = ['CORRUPTIONS', 'PROBE_ROWS', 'GOLD_HIGH', 'GOLD_SHARE', 'MARGIN', 'LATENCY_S', 'CALL_S', 'CORRUPTION_TEXT', 'SAT_ROWS',
-           'SAT_MORE', 'SAT_GROUP', 'PASS', 'SAT_NEVER', 'SAT_ALWAYS', 'SAT_FLAT', 'corruptions', 'probe_batch',
+           'SAT_MORE', 'SAT_GROUP', 'PASS', 'FULL', 'SAT_NEVER', 'SAT_ALWAYS', 'SAT_FLAT', 'corruptions', 'probe_batch',
            'builtin_values', 'totals', 'custom_values', 'check_determinism', 'check_statefulness', 'check_latency',
-           'check_scores', 'check_rewards', 'check_saturation', 'validate']
+           'check_scores', 'check_rewards', 'Shares', 'check_saturation', 'validate']
 
 # %% ../nbs/06_probe.ipynb #b0684ef7
 CORRUPTIONS = ('empty', 'other', 'buried', 'wrong_format', 'padded', 'echo', 'constant')
@@ -199,8 +200,9 @@ def check_rewards(spec:Spec, rows:list, worker:RewardWorker, limits:Limits=Limit
     return out + check_scores(totals(spec, values, len(batch['ids'])), len(sub), kinds, cands)
 
 # %% ../nbs/06_probe.ipynb #5cf804f3
-SAT_ROWS, SAT_MORE, SAT_GROUP, PASS = 48, 192, 8, 0.5  # prompts; when 48 cannot tell; per prompt; a pass
-SAT_NEVER, SAT_ALWAYS, SAT_FLAT = 0.02, 0.98, 0.9  # bars: pass rate under / over, share of flat groups over
+SAT_ROWS, SAT_MORE, SAT_GROUP, PASS, FULL = 48, 192, 8, 0.5, 1.0  # prompts; when 48 cannot tell; per prompt; a pass;
+# full credit (totals are normalised by the weights' sum)
+SAT_NEVER, SAT_ALWAYS, SAT_FLAT = 0.02, 0.98, 0.9  # bars: pass rate under, full-credit rate over, flat groups over
 
 @lru_cache(maxsize=4)
 def _student(name:str):
@@ -212,7 +214,7 @@ def _saturation_key(spec:Spec, sub:list, G:int, seed:int) -> str:
     from agentforge.student import student_id
     g = spec.grpo
     blob = [sub, [(e.use, e.weight, e.options) for e in spec.rewards], spec.system_prompt, G, seed, g['temperature'],
-            g['max_completion_length'], student_id(spec.student), SAT_ROWS, SAT_MORE, SAT_GROUP, PASS,
+            g['max_completion_length'], student_id(spec.student), SAT_ROWS, SAT_MORE, SAT_GROUP, PASS, FULL,
             SAT_NEVER, SAT_ALWAYS, SAT_FLAT, __version__]
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
@@ -230,21 +232,37 @@ def _sampled_totals(spec:Spec, sub:list, G:int, seed:int, worker:RewardWorker) -
         values.update(custom)
     return totals(spec, values, len(texts))
 
-def _side(share:float, bar:float, n:int) -> int:
-    "`share`, measured on `n` draws, lies over `bar` by more than two standard errors (1), under (-1), or too near (0)."
-    se2 = 2 * math.sqrt(bar * (1 - bar) / n)
+class Shares(NamedTuple):
+    """What the gate measures on G samples of each prompt: the shares of samples that pass (total >= PASS) and that
+    earn full credit, each with its standard error over prompts (samples of one prompt fail together), and the share
+    of groups whose G totals are all equal."""
+    passed: float
+    full: float
+    flat: float
+    passed_se: float = 0.0
+    full_se: float = 0.0
+
+def _side(share:float, bar:float, n:int, se:float=0.0) -> int:
+    """`share`, measured on `n` draws, lies over `bar` by more than two standard errors (1), under (-1), or too near
+    (0); the standard error is the bar's over `n` independent draws, or `se` (measured over clusters) if larger."""
+    se2 = 2 * max(math.sqrt(bar * (1 - bar) / n), se)
     return 1 if share > bar + se2 else -1 if share < bar - se2 else 0
 
-def _verdict(rate:float, flat:float, samples:int, groups:int) -> tuple:
+def _verdict(s:Shares, samples:int, groups:int) -> tuple:
     "(the reason code of a bar the spec is clearly past, or None; whether some bar is too near to tell)."
-    sides = dict(SATURATED_NEVER=-_side(rate, SAT_NEVER, samples), SATURATED_ALWAYS=_side(rate, SAT_ALWAYS, samples),
-                 SATURATED_GROUPS=_side(flat, SAT_FLAT, groups))
-    return next((c for c, s in sides.items() if s == 1), None), 0 in sides.values()
+    sides = dict(SATURATED_NEVER=-_side(s.passed, SAT_NEVER, samples, s.passed_se),
+                 SATURATED_ALWAYS=_side(s.full, SAT_ALWAYS, samples, s.full_se),
+                 SATURATED_GROUPS=_side(s.flat, SAT_FLAT, groups))
+    return next((c for c, v in sides.items() if v == 1), None), 0 in sides.values()
 
-def _shares(tot:list, G:int) -> tuple:
-    "(pass rate over samples, share of groups whose G totals are all equal)."
-    flat = sum(len({round(t, 9) for t in tot[i:i + G]}) == 1 for i in range(0, len(tot), G))
-    return sum(t >= PASS for t in tot) / len(tot), flat / (len(tot) // G)
+def _shares(tot:list, G:int) -> Shares:
+    "The gate's `Shares` of `tot`, G totals per prompt in order."
+    groups = [tot[i:i + G] for i in range(0, len(tot), G)]
+    def share(ok) -> tuple:   # the mean of the per-prompt shares (= the share of samples), and its SE over prompts
+        per = [sum(map(ok, g)) / G for g in groups]
+        return statistics.fmean(per), statistics.stdev(per) / math.sqrt(len(per)) if len(per) > 1 else 0.0
+    (p, p_se), (f, f_se) = share(lambda t: t >= PASS), share(lambda t: t >= FULL - 1e-9)
+    return Shares(p, f, sum(len({round(t, 9) for t in g}) == 1 for g in groups) / len(groups), p_se, f_se)
 
 def _gate_rows(rows:list, seed:int=0) -> tuple:
     "(the first stage's rows, the second stage's): 48 drawn as before, then up to 144 more from the rest."
@@ -254,9 +272,9 @@ def _gate_rows(rows:list, seed:int=0) -> tuple:
     return [rows[i] for i in idx[:SAT_ROWS]], [rows[i] for i in idx[SAT_ROWS:]]
 
 def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cache:bool=True) -> Check:
-    """Sample the untrained student on 48 rows; reject a pass rate of ~0 or ~1, or mostly zero-variance groups, only
-    where the sample is past the bar by two standard errors. Where 48 rows cannot tell, 192 decide; still too near:
-    passed, and said to be borderline."""
+    """Sample the untrained student on 48 rows; reject a pass rate of ~0, full credit ~always, or mostly
+    zero-variance groups, where the sample is past the bar by two standard errors. Where 48 rows cannot tell, 192
+    decide; still too near: passed, and said to be borderline."""
     from agentforge.presets import WeightsUnavailable
     try: _student(spec.student)
     except WeightsUnavailable as e:  # the gate could not run: say so, never count it as passed
@@ -270,20 +288,20 @@ def check_saturation(spec:Spec, rows:list, worker:RewardWorker, seed:int=0, cach
         if done.exists(): return Check(**json.loads(done.read_text()))   # sampled the same way: the same verdict
     tot = _sampled_totals(spec, sub, G, seed, worker)
     if isinstance(tot, Check): return tot
-    rate, flat = _shares(tot, G)
-    past, unsure = _verdict(rate, flat, len(tot), len(tot) // G)
+    s = _shares(tot, G)
+    past, unsure = _verdict(s, len(tot), len(tot) // G)
     first = ''
     if more and past is None and unsure:   # 48 prompts cannot tell: 144 more decide
         extra = _sampled_totals(spec, more, G, seed + 1, worker)
         if isinstance(extra, Check): return extra
-        first = f": {len(sub)} could not tell, at {rate:.0%} passed and {flat:.0%} flat"
+        first = f": {len(sub)} could not tell, at {s.passed:.0%} passed and {s.flat:.0%} flat"
         tot += extra
-        rate, flat = _shares(tot, G)
-        past, unsure = _verdict(rate, flat, len(tot), len(tot) // G)
-    why = (f"the untrained student passes {rate:.0%} of {len(tot)} samples ({len(tot) // G} prompts x {G}{first}); "
-           f"{flat:.0%} of groups have zero variance")
+        s = _shares(tot, G)
+        past, unsure = _verdict(s, len(tot), len(tot) // G)
+    why = (f"the untrained student passes {s.passed:.0%} of {len(tot)} samples ({len(tot) // G} prompts x {G}{first}),"
+           f" {s.full:.0%} with full credit; {s.flat:.0%} of groups have zero variance")
     fix = dict(SATURATED_NEVER="too hard (easier params, partial credit)",
-               SATURATED_ALWAYS="already solved (harder params)",
+               SATURATED_ALWAYS="already solved: full credit nearly always (harder params)",
                SATURATED_GROUPS="GRPO would see almost no advantage")
     if past: out = Check('saturation', False, f"{why}: {fix[past]}", past)
     else: out = Check('saturation', True, why + ("; borderline: too near a bar to refuse" if unsure else ''))

@@ -287,11 +287,48 @@ def test_saturation_gate_samples_192_prompts_where_48_cannot_tell(tmp_path):
 
 def test_saturation_refuses_only_past_a_bar_by_two_standard_errors():
     "The verdict on measured shares: clearly past a bar (refused), clearly inside (passed), or too near to tell."
-    from agentforge.probe import _verdict
-    assert _verdict(0.0, 1.0, 384, 48) == ('SATURATED_NEVER', False)        # no pass in 384 samples
-    assert _verdict(0.01, 0.95, 384, 48) == (None, True)                    # 1% of 384: 2% is within 2 SE
-    assert _verdict(0.01, 0.92, 1536, 192) == ('SATURATED_NEVER', True)     # 1% of 1536: clearly under 2%
-    assert _verdict(0.05, 44 / 48, 384, 48) == (None, True)                 # the demo's spec on install a: 92% flat
-    assert _verdict(0.05, 182 / 192, 1536, 192) == ('SATURATED_GROUPS', False)   # 95% of 192 groups: over 90% + 4.3
-    assert _verdict(0.3, 0.10, 384, 48) == (None, False)                    # far from every bar
-    assert _verdict(0.999, 0.2, 1536, 192) == ('SATURATED_ALWAYS', False)
+    from agentforge.probe import Shares, _verdict
+    V = lambda passed, flat, n, k, full=0.0, **se: _verdict(Shares(passed, full, flat, **se), n, k)
+    assert V(0.0, 1.0, 384, 48) == ('SATURATED_NEVER', False)        # no pass in 384 samples
+    assert V(0.01, 0.95, 384, 48) == (None, True)                    # 1% of 384: 2% is within 2 SE
+    assert V(0.01, 0.92, 1536, 192) == ('SATURATED_NEVER', True)     # 1% of 1536: clearly under 2%
+    assert V(0.05, 44 / 48, 384, 48) == (None, True)                 # the demo's spec on install a: 92% flat
+    assert V(0.05, 182 / 192, 1536, 192) == ('SATURATED_GROUPS', False)   # 95% of 192 groups: over 90% + 4.3
+    assert V(0.3, 0.10, 384, 48) == (None, False)                    # far from every bar
+    assert V(1.0, 0.2, 1536, 192, full=0.999) == ('SATURATED_ALWAYS', False)   # full credit on 99.9%
+    assert V(0.999, 0.2, 1536, 192, full=0.45) == (None, False)     # passes, but half credit: nothing solved
+
+def test_saturation_standard_error_counts_prompts_not_samples():
+    """Samples of one prompt fail together: one failing prompt among 48 (8 of 384 samples) is evidence about 48
+    prompts, not 384 independent draws. The gate's standard error is measured over prompts where that is larger."""
+    from agentforge.probe import FULL, SAT_ALWAYS, _shares, _verdict
+    spread = ([0.0] + [FULL] * 7) * 8 + [FULL] * 320   # 8 failures, one in each of 8 prompts
+    bunched = [0.0] * 8 + [FULL] * 376                  # 8 failures, all in the first prompt
+    a, b = _shares(spread, 8), _shares(bunched, 8)
+    assert a.full == b.full == 376 / 384 and a.full_se < b.full_se and b.full_se > 0.02
+    assert a.flat == 40 / 48 and b.flat == 1.0
+    clean = _shares([FULL] * 384, 8)
+    assert clean.full == 1.0 and clean.full_se == 0.0
+    assert _verdict(clean, 384, 48)[0] == 'SATURATED_ALWAYS'   # no failure at all: the bar's own SE decides
+    assert SAT_ALWAYS + 2 * b.full_se > 1.0  # one bunched failing prompt: 1.0 would not be past the bar either
+
+def test_already_solved_means_full_credit_not_a_pass(tmp_path, platform):
+    """A reward every completion satisfies is refused as already solved. Half of it beside half of the family's
+    matcher passes every sample (a total of 0.5) but gives full credit only where the answer is right: GRPO still sees
+    which sample is better, so the gate passes it. Before 2026-12-07 both were refused; the customer-support spec it
+    refused that way gained +0.54 trained (results/saturation/train-always.jsonl)."""
+    from agentforge.agents import write_spec
+    from agentforge.probe import check_saturation
+    from agentforge.rows import load_rows
+    from agentforge.schema import load_spec
+    def gate(name, rewards):
+        d = tmp_path / name; d.mkdir()
+        (d / 'task.yaml').write_text(write_spec('arithmetic', {}).replace(
+            'rewards: [{use: "numeric_match", weight: 1.0}]', f'rewards: {rewards}'))
+        spec = load_spec(d)
+        return check_saturation(spec, load_rows(spec, hidden_root=platform), None, cache=False)
+    solved = gate('any-text', '[{use: format_regex, pattern: "(?s).*", weight: 1.0}]')
+    assert (solved.ok, solved.code) == (False, 'SATURATED_ALWAYS'), solved.message
+    assert 'passes 100% of 384 samples (48 prompts x 8), 100% with full credit' in solved.message, solved.message
+    half = gate('half-text', '[{use: format_regex, pattern: "(?s).*", weight: 0.5}, {use: numeric_match, weight: 0.5}]')
+    assert half.ok and 'passes 100% of' in half.message and 'full credit nearly always' not in half.message, half.message

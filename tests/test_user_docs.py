@@ -106,5 +106,6 @@ def test_saturation_bars_quoted_as_the_probe_has_them():
     from agentforge.probe import SAT_ALWAYS, SAT_FLAT, SAT_GROUP, SAT_MORE, SAT_NEVER, SAT_ROWS
     row = next(l for l in TASK.splitlines() if l.startswith('| `saturation`'))
     for s in (f'under {SAT_NEVER:.0%}', f'over {SAT_ALWAYS:.0%}', f'over {SAT_FLAT:.0%} of its groups',
-              f'{SAT_ROWS} prompts', f'{SAT_MORE} prompts', f'up to {SAT_GROUP}', 'two standard errors', 'borderline'):
+              f'{SAT_ROWS} prompts', f'{SAT_MORE} prompts', f'up to {SAT_GROUP}', 'two standard errors', 'borderline',
+              f'full credit on over {SAT_ALWAYS:.0%}', f'half the rewards\' weight', 'counts prompts, not samples'):
         assert s in row, s
