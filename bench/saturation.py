@@ -12,6 +12,8 @@ Each row also carries the 48-prompt shares: pass rate, full-credit share, flat g
 `--train X,Y` then trains, on installs X and Y, every spec within reach of a bar with `inner.run_inner` whatever
 either gate said, and scores it greedily on the hidden split (lesson 12b's protocol): does a refused spec learn less?
 `--near groups` (the default): 48-prompt flat share >= 0.75 and pass rate >= 2%; `--near always`: pass rate >= 95%.
+`--family`, `--reward`, `--level`, `--temperature` change the gated space (e.g. `--temperature 0.1,0.3,0.5`, outside
+`agents.KNOBS`, where groups are flatter than the scripted space ever makes them).
 Writes `--out`/gate.jsonl and `--out`/train.jsonl (resumable: rows already there are kept) and prints the tables.
 Asserts nothing.
 
@@ -42,14 +44,16 @@ def old_verdict(rate:float, flat:float) -> str|None:
     return ('SATURATED_NEVER' if rate < SAT_NEVER else 'SATURATED_ALWAYS' if rate > SAT_ALWAYS
             else 'SATURATED_GROUPS' if flat > SAT_FLAT else None)
 
-def gate_rows(name:str, root:Path, work:Path, done:set):
+SPACE = dict(family=FAMILIES, reward=('strict', 'lenient'), level=(1, 2, 3), temperature=(0.7, 1.0, 1.3))
+
+def gate_rows(name:str, root:Path, work:Path, done:set, space:dict=SPACE):
     "Yield one row per spec of install `name`: both verdicts on the same first 48 prompts, and the new one's message."
     from agentforge import probe
     from agentforge.agents import write_spec
     from agentforge.rows import load_rows
     from agentforge.schema import load_spec
     data = install(name, root)
-    for fam, rw, lv, T in itertools.product(FAMILIES, ('strict', 'lenient'), (1, 2, 3), (0.7, 1.0, 1.3)):
+    for fam, rw, lv, T in itertools.product(*(space[k] for k in SPACE)):
         d = work / name / f'{fam}-{rw}-{lv}-{T}'
         if str(d) in done: continue
         d.mkdir(parents=True, exist_ok=True)
@@ -134,14 +138,18 @@ if __name__ == '__main__':
     ap.add_argument('--root', default='/tmp/agentforge-saturation', help='the installs\' data dirs and the specs')
     ap.add_argument('--table', metavar='DIR', help='only print the tables of DIR')
     ap.add_argument('--before', metavar='DIR', help="an earlier record: its gate's verdicts in the table too")
+    for k, v in SPACE.items():
+        ap.add_argument(f'--{k}', default=','.join(map(str, v)), help=f'the gated specs\' {k} values (default: %(default)s)')
     a = ap.parse_args()
+    space = dict(family=a.family.split(','), reward=a.reward.split(','), level=[int(x) for x in a.level.split(',')],
+                 temperature=[float(x) for x in a.temperature.split(',')])
     before = Path(a.before) if a.before else None
     if a.table: print(table(Path(a.table), before)); raise SystemExit
     out, root = Path(a.out), Path(a.root); out.mkdir(parents=True, exist_ok=True)
     gf, tf = out / f'gate{a.part}.jsonl', out / f'train{a.part}.jsonl'
     for name in [n for n in a.installs.split(',') if n]:
         done = {json.loads(l)['spec'] for l in gf.read_text().splitlines()} if gf.exists() else set()
-        for r in gate_rows(name, root, root / 'specs', done):
+        for r in gate_rows(name, root, root / 'specs', done, space):
             print(json.dumps(r), flush=True)
             with gf.open('a') as f: f.write(json.dumps(r) + '\n')
     if a.train:
