@@ -80,7 +80,8 @@ def train_rows(gates:list, installs:list, root:Path, done:set, near:str='groups'
         r = run_inner(g['spec'], 'tiny-student', 0, hidden_root=install(g['install'], root))
         yield {k: g[k] for k in ('install', 'family', 'reward', 'level', 'temperature', 'spec', 'rate48', 'flat48',
                                  'old', 'new')} | dict(pre=r.pre, post=r.post, raw=round(r.post - r.pre, 4),
-               gain=uplift(r.pre, r.post, 'normalized', floor=-1.0), uplift_se=r.uplift_se, seconds=r.seconds)
+               gain=uplift(r.pre, r.post, 'normalized', floor=-1.0), uplift_se=r.uplift_se, seconds=r.seconds,
+               flat_train=r.metrics.get('frac_reward_zero_std', {}).get('mean'))   # flat groups while training
 
 def _read(d:Path|None, kind:str) -> list:
     return [json.loads(l) for p in sorted(d.glob(f'{kind}*.jsonl')) for l in p.read_text().splitlines()] if d else []
