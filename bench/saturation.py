@@ -154,7 +154,7 @@ if __name__ == '__main__':
             print(json.dumps(r), flush=True)
             with gf.open('a') as f: f.write(json.dumps(r) + '\n')
     if a.train:
-        gates = [json.loads(l) for p in sorted(out.glob('gate*.jsonl')) for l in p.read_text().splitlines()]
+        gates = _read(out, 'gate')
         done = {json.loads(l)['spec'] for l in tf.read_text().splitlines()} if tf.exists() else set()
         for r in train_rows(gates, a.train.split(','), root, done, a.near):
             print(json.dumps(r), flush=True)
