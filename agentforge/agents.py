@@ -13,8 +13,8 @@ from pathlib import Path
 
 # %% auto #0
 __all__ = ['KNOBS', 'HEURISTIC', 'CHOICES', 'STEP_SIZES', 'SCRIPTED_VERSION', 'AGENT_LORA', 'ToolCall', 'Turn', 'Agent',
-           'parse_tool_calls', 'assistant_message', 'write_spec', 'choices_of', 'ScriptedAgent', 'offered_students',
-           'next_tokens', 'LMAgent', 'TinyAgent', 'HFAgent']
+           'parse_tool_calls', 'assistant_message', 'completion_lengths', 'write_spec', 'choices_of', 'ScriptedAgent',
+           'offered_students', 'next_tokens', 'LMAgent', 'TinyAgent', 'HFAgent']
 
 # %% ../nbs/09_agents.ipynb #8c123a75
 @dataclass
@@ -80,9 +80,10 @@ def assistant_message(turn:Turn, index:int) -> dict:
 # %% ../nbs/09_agents.ipynb #23670376
 KNOBS = dict(reward=('strict', 'lenient'), level=(1, 2, 3), rows=(64, 256), max_steps=(16, 48, 96),
              learning_rate=('1.0e-5', '1.0e-4', '3.0e-4', '3.0e-3'), num_generations=(4, 8, 16),
-             temperature=(0.7, 1.0, 1.3))  # the design space: valid, saturation aside (tests/test_agents.py)
+             temperature=(0.7, 1.0, 1.3), completion_length=('answer', 'room', 'double')
+             )  # the design space: valid, saturation aside (tests/test_agents.py)
 HEURISTIC = dict(reward='strict', level=2, rows=256, max_steps=48, learning_rate='3.0e-4', num_generations=8,
-                 temperature=1.0)  # a practitioner's one rule, the same on every family: train at the eval's level
+                 temperature=1.0, completion_length='room')  # one practitioner's rule, the same on every family
 CHOICES = dict(level=KNOBS['level'], max_steps=(16, 48), learning_rate=KNOBS['learning_rate'])  # scripted agents vary
 # the steps and learning rate as they are written together: one token each for an agent cloned with joint=True (10a)
 STEP_SIZES = tuple(f'max_steps: {s}, learning_rate: {r}' for s in KNOBS['max_steps'] for r in KNOBS['learning_rate'])
@@ -100,17 +101,33 @@ def _rewards(family:str, kind:str) -> str:
     return '[' + ', '.join('{' + ', '.join(f'{k}: {json.dumps(v)}' for k, v in r.items()) + '}' for r in rs) + ']'
 
 # %% ../nbs/09_agents.ipynb #15c6bead
+def completion_lengths(family:str) -> dict:
+    """The tokens each completion_length option stands for on `family`: the least that fits every answer ('answer'),
+    the family's `completion_room` ('room', which a spec gets by leaving the field out) and twice that ('double')."""
+    from agentforge.families import get_family
+    from agentforge.tasks import answer_room, completion_room
+    fam = get_family(family)
+    return dict(answer=answer_room(fam), room=completion_room(fam), double=2 * completion_room(fam))
+
+def _completion(family:str, option) -> str:
+    "The `max_completion_length` entry an option writes, with its comma: none for 'room'; a number as it is."
+    if isinstance(option, int) and not isinstance(option, bool): return f'max_completion_length: {option}, '
+    if option not in KNOBS['completion_length']:
+        raise ValueError(f"completion_length {option!r}: expected one of {KNOBS['completion_length']} or a number")
+    return '' if option == 'room' else f'max_completion_length: {completion_lengths(family)[option]}, '
+
 def write_spec(family:str, # the brief id
                choices:dict, # options for some keys of KNOBS (and `student`); the rest are HEURISTIC's
               ) -> str:
-    "The task.yaml text a scripted agent writes for `family` with `choices` (completion length: the family's)."
+    "The task.yaml text a scripted agent writes for `family` with `choices`."
     c = HEURISTIC | choices
     return (f"spec_version: 1\nname: {family.replace('_', '-')}-task\nbrief: {family}\n"
             f"student: {c.get('student', 'tiny-student')}\n"
             f"data: {{generate: {{n: {c['rows']}, seed: 7, level: {c['level']}}}}}\n"
             f"rewards: {_rewards(family, c['reward'])}\n"
             f"grpo: {{max_steps: {c['max_steps']}, learning_rate: {c['learning_rate']}, num_generations: "
-            f"{c['num_generations']}, per_device_train_batch_size: 32, temperature: "
+            f"{c['num_generations']}, per_device_train_batch_size: 32, {_completion(family, c['completion_length'])}"
+            f"temperature: "
             f"{c['temperature']}}}\nresources: {{pool: inner, gpus: 0, max_minutes: 20}}\n")
 
 # %% ../nbs/09_agents.ipynb #0b87d184

@@ -9,8 +9,8 @@ from __future__ import annotations
 import json, re, shutil
 from pathlib import Path
 import yaml
-from .agents import KNOBS, Agent, ToolCall, Turn, write_spec
-from .families import get_family
+from .agents import KNOBS, Agent, ToolCall, Turn, completion_lengths, write_spec
+from .families import get_family, is_family
 from .library import Library, similarity
 from .spec import spec_files
 from .workspace import EXAMPLES
@@ -98,8 +98,14 @@ def knobs_of(text:str) -> dict|None:
     uses = {r.get('use') for r in doc.get('rewards') or [] if isinstance(r, dict)}
     out = dict(reward='lenient' if 'contains_answer' in uses else 'strict', level=gen.get('level'), rows=gen.get('n'),
                max_steps=g.get('max_steps'), learning_rate=_rate(g.get('learning_rate')),
-               num_generations=g.get('num_generations'), temperature=g.get('temperature'))
+               num_generations=g.get('num_generations'), temperature=g.get('temperature'),
+               completion_length=_completion_option(doc.get('brief'), g.get('max_completion_length')))
     return {k: v for k, v in out.items() if v is not None}
+
+def _completion_option(brief, n):
+    "A max_completion_length as the knob's option for `brief` ('answer', 'room', 'double'), or the number it is."
+    if n is None or not is_family(brief): return n
+    return {v: k for k, v in completion_lengths(brief).items()}.get(n, n)
 
 # %% ../nbs/09c_reuse.ipynb #036d199f
 def _calls(*calls) -> Turn: return Turn('', [ToolCall(n, a) for n, a in calls], tokens=0)

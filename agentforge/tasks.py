@@ -15,9 +15,9 @@ from .durable import write_atomic
 
 # %% auto #0
 __all__ = ['Prompt', 'LEVELS', 'EVAL_LEVEL', 'DEV_SEED', 'DEV_SIZE', 'HIDDEN_SIZE', 'CANARY_PREFIX', 'Item', 'prompt_key',
-           'as_messages', 'normalize', 'exact_match', 'Param', 'Family', 'generate', 'completion_room', 'absolute',
-           'data_dir', 'cache_dir', 'state_env', 'platform_secret', 'dev_split', 'canary', 'hidden_path',
-           'hidden_split', 'hidden_keys']
+           'as_messages', 'normalize', 'exact_match', 'Param', 'Family', 'generate', 'longest_answer',
+           'completion_room', 'answer_room', 'absolute', 'data_dir', 'cache_dir', 'state_env', 'platform_secret',
+           'dev_split', 'canary', 'hidden_path', 'hidden_split', 'hidden_keys']
 
 # %% ../nbs/02_tasks.ipynb #2a837e0a
 Prompt = Union[str, list]  # a string, or a list of {"role", "content"} messages
@@ -163,11 +163,19 @@ def generate(family:Family, n:int, seed:int, params:dict|None=None, exclude:froz
 
 # %% ../nbs/02_tasks.ipynb #9a4e746b
 @lru_cache(maxsize=None)  # per family object: a family's generator does not change
+def longest_answer(family:Family) -> int:
+    "Bytes of the family's longest answer at any level (256 seeded draws per level; repeats allowed)."
+    rng = random.Random(f"{family.name}:room")  # small levels are fine: their answers repeat
+    return max(len(family.sample(rng, **family.level_params(lv))[1].encode()) for lv in LEVELS for _ in range(256))
+
 def completion_room(family:Family) -> int:
     "Completion tokens that fit the family's longest answer at any level (bytes + 8, up to a multiple of 16)."
-    rng = random.Random(f"{family.name}:room")  # 256 draws per level, repeats allowed: small levels are fine
-    longest = max(len(family.sample(rng, **family.level_params(lv))[1].encode()) for lv in LEVELS for _ in range(256))
-    return 16 * -(-(longest + 8) // 16)
+    return 16 * -(-(longest_answer(family) + 8) // 16)
+
+def answer_room(family:Family) -> int:
+    "The least room a spec can ask for without seeing its rows: the longest answer (bytes) and its end token."
+    return longest_answer(family) + 1
+
 
 # %% ../nbs/02_tasks.ipynb #e1914353
 def absolute(path:str|Path|None) -> Path|None:

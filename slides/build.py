@@ -175,7 +175,8 @@ def plot(name:str, caption:str='', width:str='80%', **kw) -> str:
     from matplotlib.figure import Figure
     f = Figure(figsize=kw.pop('size', (8, 4)), dpi=150, layout='constrained')
     PLOTS[name](f, **kw)
-    out = STAGE / 'figures' / f'{_CUR[0].deck}-{name}.png'
+    tag = ''.join(f'-{v}' for v in kw.values()).replace('/', '-')  # the same plot of other results: its own file
+    out = STAGE / 'figures' / f'{_CUR[0].deck}-{name}{tag}.png'
     out.parent.mkdir(parents=True, exist_ok=True)
     f.savefig(out)
     return f'![{caption}]({out}){{width={width}}}'
@@ -509,28 +510,33 @@ def curve_changes(fig, path='results/outer/defaults-3seeds.json'):
 
 @_plot
 def knob_deltas(fig, folder='results/knobs'):
-    "Gain of every one-knob change of the heuristic spec minus the heuristic's own gain, per family, ± 2 SE."
+    """Mean gain over its training seeds of every one-knob change of the heuristic spec minus the heuristic's, per
+    family, ± 2 SE of the difference with training noise counted (lesson 12b's test, `landscape.knob_effects`)."""
     paths = [f'{folder}/{p.name}' for p in sorted(_path(folder).glob('knobs-*.json'))]  # bench/knobs.py: one per run
     if not paths:
         raise BuildError(f'{_CUR[0].deck}: slide "{_CUR[0].title}" needs {folder}/knobs-*.json (bench/knobs.py)')
-    rows = [r for p in paths for r in load(p).raw]
-    base = {r['brief']: r for r in rows if r['knob'] is None}
+    ls = lib('landscape')
+    rows = [r for p in paths for r in load(p).raw if not r.get('base')]  # around the plain heuristic only
     opts = list(dict.fromkeys((r['knob'], r['option']) for r in rows if r['knob'] is not None))
-    fams = list(base)
+    fams = list(dict.fromkeys(r['brief'] for r in rows))
+    mean = lambda rs, k: sum(r[k] or 0.0 for r in rs) / len(rs)
     ax = fig.subplots()
     for j, fam in enumerate(fams):
+        arms, sd = ls._arms(rows, fam), ls.train_sd(rows, fam) or 0.0
+        start = arms.get((None, None))
         for i, (k, o) in enumerate(opts):
-            r = next((r for r in rows if r['brief'] == fam and r['knob'] == k and r['option'] == o), None)
-            if r is None or not r['validated']: continue
-            d = r['gain'] - base[fam]['gain']
-            se = math.hypot(r.get('gain_se') or 0, base[fam].get('gain_se') or 0)
+            rs = arms.get((k, o))
+            if not (start and rs and all(r['validated'] for r in rs)): continue
+            d = mean(rs, 'gain') - mean(start, 'gain')
+            se = math.sqrt(sd ** 2 * (1 / len(rs) + 1 / len(start)) + mean(rs, 'gain_se') ** 2
+                           + mean(start, 'gain_se') ** 2)
             y = i + (j - (len(fams) - 1) / 2) * 0.12
             ax.errorbar(d, y, xerr=2 * se, fmt='o', ms=3, color=f'C{j}', label=fam if i == 0 else None, lw=0.8)
     ax.axvline(0, color='k', lw=0.8)
     ax.set_yticks(range(len(opts)), [f'{k} = {o}' for k, o in opts], fontsize=8)
     ax.invert_yaxis()
     ax.set(xlabel='normalised gain minus the heuristic spec\'s (± 2 SE)')
-    ax.legend(fontsize=7, ncols=3, loc='lower left')
+    ax.legend(fontsize=7, ncols=3, loc='upper center', bbox_to_anchor=(0.5, -0.14))  # below: never over a row
     ax.grid(axis='x', alpha=0.3)
 
 

@@ -60,8 +60,9 @@ def test_assistant_message_strips_markup_and_numbers_ids():
 # ---------------------------------------------------------------- write_spec against the real probe
 
 # Four specs that together use every option of every knob once (the heuristic's own options included).
-COVER = [{}, dict(reward='lenient', level=1, rows=64, max_steps=16, learning_rate='1.0e-5', num_generations=4, temperature=0.7),
-         dict(level=3, max_steps=96, learning_rate='3.0e-3', num_generations=16, temperature=1.3),
+COVER = [{}, dict(reward='lenient', level=1, rows=64, max_steps=16, learning_rate='1.0e-5', num_generations=4, temperature=0.7,
+                  completion_length='answer'),
+         dict(level=3, max_steps=96, learning_rate='3.0e-3', num_generations=16, temperature=1.3, completion_length='double'),
          dict(reward='lenient', learning_rate='1.0e-4')]
 
 def _probe(tmp:Path, family:str, choices:dict):
@@ -110,6 +111,20 @@ def test_scripted_spec_gets_the_family_completion_room(tmp_path, family):
     assert room == example_doc(family)['grpo']['max_completion_length']
     longest = max(len(i.answer.encode()) for lv in LEVELS for i in generate(fam, fam.fit(512), 3, fam.level_params(lv)))
     assert longest + 1 <= room  # bytes bound the student's byte-level tokens; + its end token
+
+@pytest.mark.parametrize('family', sorted(FAMILIES))
+def test_completion_length_options(tmp_path, family):
+    """The knob's options are the same names on every family: 'answer' is exactly the room the longest answer of any
+    level needs (the probe's least: a spec of any level's rows validates with it, above), 'double' twice the room."""
+    from agentforge.families import get_family
+    from agentforge.tasks import LEVELS, completion_room, generate
+    fam = get_family(family)
+    got = {o: yaml.safe_load(write_spec(family, dict(completion_length=o)))['grpo'].get('max_completion_length')
+           for o in KNOBS['completion_length']}
+    longest = max(len(i.answer.encode()) for lv in LEVELS for i in generate(fam, fam.fit(512), 3, fam.level_params(lv)))
+    assert got == dict(answer=longest + 1, room=None, double=2 * completion_room(fam))
+    assert yaml.safe_load(write_spec(family, dict(completion_length=40)))['grpo']['max_completion_length'] == 40
+    with pytest.raises(ValueError, match="completion_length 'tight'"): write_spec(family, dict(completion_length='tight'))
 
 # ---------------------------------------------------------------- ScriptedAgent
 

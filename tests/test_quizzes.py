@@ -207,7 +207,7 @@ def test_quoted_defaults_match_the_code():
     _close(_bank('11a_grpo')['grpo-token-weight'], token_weights([s(0, 4), s(0, 6), s(1, 40)])[0])
     n = 1
     for v in KNOBS.values(): n *= len(v)
-    assert f'{n:,}' in _bank('09_agents')['agents-design-space-size']['feedback']   # "1,296 specs per family"
+    assert f'{n:,}' in _bank('09_agents')['agents-design-space-size']['feedback']   # "3,888 specs per family"
     q = _bank('03b_student')['student-all-wrong-group']
     _close(q, 0.95 ** 8)
 
