@@ -24,8 +24,9 @@ _KNOB_NOTES = dict(
     learning_rate='it moved uplift on all 6 families (results/knobs/): try 1e-4 to 3e-4',
     num_generations='completions per prompt (the GRPO group, >= 2); 2 to 16 moved uplift on no family (results/knobs/)',
     per_device_train_batch_size='completions per step; divisible by num_generations (prompts = batch / group)',
-    max_completion_length=('tokens per completion, room for the longest answer and its end token (the probe checks); '
-                           'optional: left out, the family\'s room (this value)'),
+    max_completion_length=('tokens per completion (the probe checks the longest answer fits); leave room after it: '
+                           'cut at the answer, a habit after it never reaches the reward (date math learned nothing, '
+                           'results/knobs/completion-length/); optional: left out, the family\'s room (this value)'),
     temperature='sampling temperature during training; 0.3 to 1.3 moved uplift on no family (results/knobs/)',
     beta='KL penalty to the starting model (0: none)',
     lora='LoRA on attention (real students); absent: full fine-tune (the tiny student)')
