@@ -103,8 +103,10 @@ def knobs_of(text:str) -> dict|None:
     return {k: v for k, v in out.items() if v is not None}
 
 def _completion_option(brief, n):
-    "A max_completion_length as the knob's option for `brief` ('answer', 'room', 'double'), or the number it is."
-    if n is None or not is_family(brief): return n
+    """A max_completion_length as the knob's option for `brief` ('answer', 'room', 'double'), or the number it is;
+    left out, it is 'room' (the spec gets the family's room), the same knob as the room written out."""
+    if n is None: return 'room'
+    if not is_family(brief): return n
     return {v: k for k, v in completion_lengths(brief).items()}.get(n, n)
 
 # %% ../nbs/09c_reuse.ipynb #036d199f

@@ -85,9 +85,9 @@ def test_knobs_round_trip_over_the_design_space():
     assert knobs_of('not: [valid') is None and knobs_of('a: 1') is None
     for o in ('answer', 'double', 40):  # a length by the knob's name, the same on every family; any other number as is
         assert knobs_of(write_spec('date_math', dict(completion_length=o)))['completion_length'] == o
-    assert 'completion_length' not in knobs_of(write_spec('date_math', {}))  # absent: the family's room
+    assert knobs_of(write_spec('date_math', {}))['completion_length'] == 'room'  # left out: the family's room
     assert knobs_of(write_spec('date_math', {}).replace('temperature:', 'max_completion_length: 32, temperature:')
-                    )['completion_length'] == 'room'  # date math's room, written out
+                    ) == knobs_of(write_spec('date_math', {}))  # date math's room written out: the same knobs
 
 def test_copy_best_reads_then_writes_the_best_knobs_for_this_brief(lib, tmp_path):
     from agentforge.episode import brief_messages
