@@ -22,8 +22,8 @@ from .tasks import absolute
 
 # %% auto #0
 __all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'habit_free', 'evaluate_spec', 'training_noise',
-           'landscape', 'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'train_sd', 'knob_effects',
-           'format_knobs']
+           'landscape', 'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'train_sd', 'knob_difference',
+           'knob_effects', 'format_knobs']
 
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
 LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
@@ -291,6 +291,14 @@ def train_sd(rows:list, brief:str, base:dict|None=None) -> float|None:
     if not dof: return None
     return math.sqrt(sum(sum((x - statistics.mean(g)) ** 2 for x in g) for g in groups) / dof)
 
+def knob_difference(rows:list, start:list, sd:float) -> tuple:
+    """(an option's mean gain over its seeds minus the heuristic's, the SE of that difference): each side's training
+    noise (`sd` over its n seeds) and its scoring SE, sqrt(sd² (1/n_a + 1/n_b) + se_a² + se_b²)."""
+    mean = lambda rs, k: statistics.mean(r[k] for r in rs)
+    return (mean(rows, 'gain') - mean(start, 'gain'),
+            math.sqrt(sd ** 2 * (1 / len(rows) + 1 / len(start)) + mean(rows, 'gain_se') ** 2
+                      + mean(start, 'gain_se') ** 2))
+
 def knob_effects(rows:list, z:float=2.0,
                  base:dict|None=None, # only the specs trained around this base ({}: the plain heuristic); None: any
                 ) -> dict:
@@ -303,14 +311,11 @@ def knob_effects(rows:list, z:float=2.0,
         for ctx in _bases(rows, b) if base is None else [base]:
             arms, sd = _arms(rows, b, ctx), train_sd(rows, b, ctx) or 0.0
             if (None, None) not in arms: continue
-            mean = lambda rs, k: statistics.mean(r[k] for r in rs)
             start = arms[None, None]
             for k in KNOBS:
                 alt = [rs for (kk, _), rs in arms.items() if kk == k]
                 if not (alt and all(r['validated'] for rs in alt + [start] for r in rs)): continue
-                moved = any(abs(mean(rs, 'gain') - mean(start, 'gain')) > z * math.sqrt(
-                    sd ** 2 * (1 / len(rs) + 1 / len(start)) + mean(rs, 'gain_se') ** 2 + mean(start, 'gain_se') ** 2)
-                    for rs in alt)
+                moved = any(abs(d) > z * se for d, se in (knob_difference(rs, start, sd) for rs in alt))
                 out.setdefault(k, {})[b] = out.get(k, {}).get(b, False) or moved
     return out
 

@@ -511,7 +511,7 @@ def curve_changes(fig, path='results/outer/defaults-3seeds.json'):
 @_plot
 def knob_deltas(fig, folder='results/knobs'):
     """Mean gain over its training seeds of every one-knob change of the heuristic spec minus the heuristic's, per
-    family, ± 2 SE of the difference with training noise counted (lesson 12b's test, `landscape.knob_effects`)."""
+    family, ± 2 SE of the difference with training noise counted (lesson 12b's test, `landscape.knob_difference`)."""
     paths = [f'{folder}/{p.name}' for p in sorted(_path(folder).glob('knobs-*.json'))]  # bench/knobs.py: one per run
     if not paths:
         raise BuildError(f'{_CUR[0].deck}: slide "{_CUR[0].title}" needs {folder}/knobs-*.json (bench/knobs.py)')
@@ -519,7 +519,6 @@ def knob_deltas(fig, folder='results/knobs'):
     rows = [r for p in paths for r in load(p).raw if not r.get('base')]  # around the plain heuristic only
     opts = list(dict.fromkeys((r['knob'], r['option']) for r in rows if r['knob'] is not None))
     fams = list(dict.fromkeys(r['brief'] for r in rows))
-    mean = lambda rs, k: sum(r[k] or 0.0 for r in rs) / len(rs)
     ax = fig.subplots()
     for j, fam in enumerate(fams):
         arms, sd = ls._arms(rows, fam), ls.train_sd(rows, fam) or 0.0
@@ -527,9 +526,7 @@ def knob_deltas(fig, folder='results/knobs'):
         for i, (k, o) in enumerate(opts):
             rs = arms.get((k, o))
             if not (start and rs and all(r['validated'] for r in rs)): continue
-            d = mean(rs, 'gain') - mean(start, 'gain')
-            se = math.sqrt(sd ** 2 * (1 / len(rs) + 1 / len(start)) + mean(rs, 'gain_se') ** 2
-                           + mean(start, 'gain_se') ** 2)
+            d, se = ls.knob_difference(rs, start, sd)
             y = i + (j - (len(fams) - 1) / 2) * 0.12
             ax.errorbar(d, y, xerr=2 * se, fmt='o', ms=3, color=f'C{j}', label=fam if i == 0 else None, lw=0.8)
     ax.axvline(0, color='k', lw=0.8)
