@@ -22,12 +22,14 @@ __all__ = ['init_text', 'init_spec', 'reward_source', 'export_trl']
 _KNOB_NOTES = dict(
     max_steps='optimizer steps; more steps raised uplift on all 6 families (results/knobs/)',
     learning_rate='it moved uplift on all 6 families (results/knobs/): try 1e-4 to 3e-4',
-    num_generations='completions per prompt (the GRPO group, >= 2); 2 to 16 moved uplift on no family (results/knobs/)',
+    num_generations=('completions per prompt (the GRPO group, >= 2); 2 to 16 moved uplift on no family at the eval\'s '
+                     'level; on level-3 data 16 lost 0.11-0.13 on 2 families (results/knobs/level-3/)'),
     per_device_train_batch_size='completions per step; divisible by num_generations (prompts = batch / group)',
     max_completion_length=('tokens per completion (the probe checks the longest answer fits); leave room after it: '
                            'cut at the answer, a habit after it never reaches the reward (date math learned nothing, '
                            'results/knobs/completion-length/); optional: left out, the family\'s room (this value)'),
-    temperature='sampling temperature during training; 0.3 to 1.3 moved uplift on no family (results/knobs/)',
+    temperature=('sampling temperature during training; 0.3 to 1.3 moved uplift on no family at the eval\'s level; '
+                 'on level-3 data 1.3 lost 0.12 on arithmetic (results/knobs/level-3/)'),
     beta='KL penalty to the starting model (0: none)',
     lora='LoRA on attention (real students); absent: full fine-tune (the tiny student)')
 
