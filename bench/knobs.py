@@ -7,10 +7,11 @@ seeds so that the training noise is measured (`--knobs` limits the knobs tried).
 when some option's mean normalised gain differs from the heuristic's by more than 2 standard errors of the
 difference, scoring and training noise both counted (`landscape.knob_effects`). Tables written with different
 `--knobs` or `--seeds` merge: a spec trained in both counts once per seed. `--base max_steps=16` starts every spec from
-the heuristic with those options instead (a budget that binds: where the signal each step carries can matter), and
-the table shows each base on its own. `--options temperature=0.3,num_generations=2` tries those options instead,
-outside `agents.KNOBS` too; the table shows them in their knob's rows. `--student FOLDER` trains another student
-(e.g. one `bench/student_habit.py --root` built): its rows name it, and a table never mixes two students.
+the heuristic with those options instead (a budget that binds: where the signal each step carries can matter;
+`--base level=3`: harder data, where right completions are rarer), and the table shows each base on its own.
+`--options temperature=0.3,num_generations=2` tries those options instead, outside `agents.KNOBS` too; the table
+shows them in their knob's rows. `--student FOLDER` trains another student (e.g. one `bench/student_habit.py --root`
+built): its rows name it, and a table never mixes two students.
 
 Run: .venv/bin/python bench/knobs.py --briefs arithmetic,string_ops --out results/knobs
 (--seeds 1: 14 inner jobs of 10-45 s per brief on one core; the default --seeds 4, four times that. Run two briefs
