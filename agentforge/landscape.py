@@ -22,8 +22,8 @@ from .tasks import absolute
 
 # %% auto #0
 __all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'habit_free', 'evaluate_spec', 'training_noise',
-           'landscape', 'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'train_sd', 'knob_difference',
-           'knob_effects', 'format_knobs']
+           'landscape', 'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'knob_options', 'train_sd',
+           'knob_difference', 'knob_effects', 'format_knobs']
 
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
 LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
@@ -267,6 +267,12 @@ def knob_rows(brief:str, student:str='tiny-student', work=None, hidden_root=None
                          **{k: r.get(k) for k in ('validated', 'reason', 'pre', 'post', 'gain', 'gain_se',
                                                   'train_seconds', 'kinds')}))
     return rows
+
+def knob_options(text:str) -> list:
+    "'KNOB=OPTION,...' (`bench/knobs.py --base/--options`, a slide's `base=`) as [(knob, option)], options as YAML."
+    try: return [(k, yaml.safe_load(v)) for k, v in (kv.split('=', 1) for kv in text.split(',') if kv)]
+    except ValueError:
+        raise ValueError(f'{text!r}: expected KNOB=OPTION pairs, comma-separated (max_steps=16)') from None
 
 def _bases(rows:list, brief:str|None=None) -> list:
     "The `base` options the rows (of `brief`) were trained around, {} (the plain heuristic) first."

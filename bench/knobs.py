@@ -61,10 +61,10 @@ if __name__ == '__main__':
     import tempfile
     work = Path(a.work or tempfile.mkdtemp(prefix='knobs-'))
     knobs = [k for k in a.knobs.split(',') if k] if a.knobs else None
-    import yaml
+    from agentforge.landscape import knob_options
     def pairs(flag, text):
-        try: return [(k, yaml.safe_load(v)) for k, v in (kv.split('=', 1) for kv in text.split(',') if kv)]
-        except ValueError: ap.error(f'--{flag} {text!r}: expected KNOB=OPTION pairs, comma-separated (max_steps=16)')
+        try: return knob_options(text)
+        except ValueError as e: ap.error(f'--{flag} {e}')
     base = dict(pairs('base', a.base))
     if a.options:
         knobs = {}

@@ -513,11 +513,11 @@ def knob_deltas(fig, folder='results/knobs', base=''):
     """Mean gain over its training seeds of every one-knob change of the heuristic spec minus the heuristic's, per
     family, ± 2 SE of the difference with training noise counted (lesson 12b's test, `landscape.knob_difference`);
     `base` ('level=3'): around the heuristic with those options (bench/knobs.py --base), else the plain heuristic."""
-    around = {k: json.loads(v) for k, v in (p.split('=') for p in base.split(',') if p)}
+    ls = lib('landscape')
+    around = dict(ls.knob_options(base))
     paths = [f'{folder}/{p.name}' for p in sorted(_path(folder).glob('knobs-*.json'))]  # bench/knobs.py: one per run
     if not paths:
         raise BuildError(f'{_CUR[0].deck}: slide "{_CUR[0].title}" needs {folder}/knobs-*.json (bench/knobs.py)')
-    ls = lib('landscape')
     rows = [r for p in paths for r in load(p).raw if (r.get('base') or {}) == around]  # one base a plot
     opts = list(dict.fromkeys((r['knob'], r['option']) for r in rows if r['knob'] is not None))
     fams = list(dict.fromkeys(r['brief'] for r in rows))
