@@ -11,7 +11,7 @@ import typer
 from . import __version__
 from .tasks import absolute, cache_dir, data_dir, dev_split
 from .families import FAMILIES, family_names, get_family
-from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward
+from .grading import SAMPLES, TRAIN_BUDGET_S, WEIGHTS, episode_reward, uplift_text
 from .practice import LIBRARY, draft, export, fail, family_app, library_app, open_library, spec_app
 from .experiments import demo, episode, landscape, outer, transfer
 
@@ -116,10 +116,12 @@ def validate(path:Path=typer.Argument(..., help='the spec folder (task.yaml, opt
 
 # %% ../nbs/90_cli.ipynb #2345479f
 def _train_report(r) -> str:
-    "A few lines a person reads after an inner job."
+    "A few lines a person reads after an inner job: the uplift signed, its scoring SE beside it (lesson 07a)."
     m = r.metrics.get('reward', {})
     return (f"{r.spec} ({r.brief}) on {r.student}, seed {r.seed}{' [cached]' if r.cached else ''}\n"
-            f"  hidden score  pre {r.pre:.3f} -> post {r.post:.3f}   uplift {r.uplift:.3f} (normalised)\n"
+            f"  hidden score  pre {r.pre:.3f} -> post {r.post:.3f}"
+            f"{' (greedy)' if r.samples == 0 else f' ({r.samples} samples an item, T = 1)'}\n"
+            f"  uplift        {uplift_text(r.pre, r.post, r.uplift_se)}\n"
             f"  training      {r.steps} steps in {r.train_seconds:.1f} s"
             f"{' (stopped at max_minutes)' if r.stopped_early else ''}"
             f"; train reward {m.get('first', float('nan')):.3f} -> {m.get('last', float('nan')):.3f}\n"

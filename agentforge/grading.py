@@ -4,8 +4,8 @@
 
 # %% auto #0
 __all__ = ['MAX_ATTEMPTS', 'VALIDATION_DECAY', 'TRAIN_BUDGET_S', 'SPEED_BUDGETS_S', 'UPLIFT_KINDS', 'SAMPLES', 'WEIGHT_NAMES',
-           'WEIGHTS', 'speed_budget', 'validation_score', 'uplift', 'train_speed_score', 'token_efficiency', 'Weights',
-           'get_weights', 'EpisodeReward', 'episode_reward']
+           'WEIGHTS', 'speed_budget', 'validation_score', 'uplift', 'uplift_text', 'train_speed_score',
+           'token_efficiency', 'Weights', 'get_weights', 'EpisodeReward', 'episode_reward']
 
 # %% ../nbs/01_grading.ipynb #23a04066
 import math
@@ -77,6 +77,11 @@ def uplift(
     if kind == 'raw': return _round(min(1.0, max(floor, post - pre)))
     if pre == 1.0: return 0.0  # at the ceiling nothing is left to gain
     return _round(min(1.0, max(floor, (post - pre) / (1.0 - pre))))
+
+def uplift_text(pre:float, post:float, se:float|None) -> str:
+    "One result as a person reads it: post − pre with its scoring SE (lesson 07a), the normalised gain, harm kept."
+    noise = f" ± {se:.3f} SE (scoring, paired over the hidden items)" if se is not None else ' (SE not measured)'
+    return f"post − pre {post - pre:+.3f}{noise}; normalised gain {uplift(pre, post, 'normalized', floor=-1.0):+.3f}"
 
 # %% ../nbs/01_grading.ipynb #066e1dcf
 def train_speed_score(

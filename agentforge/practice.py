@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Optional
 import typer
 from .families import FAMILIES, family_names, get_family, is_family
+from .grading import uplift_text
 from .tasks import absolute, data_dir
 
 # %% auto #0
@@ -238,7 +239,9 @@ def library_add(spec:Path=typer.Argument(..., help='a spec folder'), library:str
         from agentforge.inner import run_inner
         result = run_inner(absolute(spec)).to_json()
     d = open_library(library).add(absolute(spec), rep.to_json(), result, 'person', by)
-    typer.echo(f"recorded {d[:12]}" + (f": pre {result['pre']:.3f} -> post {result['post']:.3f}" if result else ''))
+    typer.echo(f"recorded {d[:12]}" + (f": pre {result['pre']:.3f} -> post {result['post']:.3f}, "
+                                       + uplift_text(result['pre'], result['post'], result.get('uplift_se'))
+                                       if result else ''))
 
 def _show(entries:list, as_json:bool):
     "Entries as lines, or as JSON."
@@ -270,7 +273,8 @@ def library_show(ref:str=typer.Argument(..., help='a digest or its first 6+ char
     typer.echo(e.line() + f"\n  folder: {e.folder}\n")
     typer.echo((e.folder / 'task.yaml').read_text())
     for r in e.results: typer.echo(f"  result {r['student']} seed {r['seed']}: pre {r['pre']:.3f} -> post "
-                                   f"{r['post']:.3f} in {r['train_seconds']:.1f} s ({r['steps']} steps)")
+                                   f"{r['post']:.3f} in {r['train_seconds']:.1f} s ({r['steps']} steps)\n"
+                                   f"    {uplift_text(r['pre'], r['post'], r.get('uplift_se'))}")
     for s in e.sources: typer.echo(f"  source {s['kind']}:{s['who']} {json.dumps(s['detail'])}")
 
 @library_app.command('export')

@@ -155,3 +155,15 @@ def test_draft_runs_one_episode_with_a_trained_checkpoint_and_trains_nothing(tmp
     (ck / 'state.json').write_text('{}')   # the manifest no longer matches
     r = CliRunner().invoke(app, ['draft', 'string_ops', '--agent', f'adapter:{ck}', '--out', str(tmp_path / 'd')])
     assert r.exit_code == 2 and 'not a verified checkpoint' in r.output and 'sha256 mismatch' in r.output, r.output
+
+
+def test_train_report_shows_harm_and_its_noise():
+    "What `agentforge train` prints: a harmful job's loss signed (a gain clipped at 0 read it as nothing), its SE beside it."
+    from types import SimpleNamespace
+    from agentforge.cli import _train_report
+    r = SimpleNamespace(spec='harm', brief='unit_conversion', student='tiny-student', seed=0, cached=False, pre=0.3,
+                        post=0.0, samples=0, uplift_se=0.0144, steps=48, train_seconds=20.0, stopped_early=False,
+                        metrics={'reward': {'first': 0.3, 'last': 0.0}}, model_dir='m', uplift=0.0)
+    text = _train_report(r)
+    assert '(greedy)' in text and 'post − pre -0.300 ± 0.014 SE' in text and 'normalised gain -0.429' in text, text
+    assert 'SE not measured' in _train_report(SimpleNamespace(**{**vars(r), 'uplift_se': None, 'samples': 4}))

@@ -96,6 +96,9 @@ def test_cli_train_records_its_result_and_refuses_what_it_cannot_record(tmp_path
     [e] = Library(tmp_path / 'lib').entries()
     assert e.results[0]['key'] == res['key'] and e.results[0]['post'] == res['post']
     assert e.sources[0]['kind'] == 'person'
+    r = R.invoke(app, ['library', 'show', e.digest[:10], '--library', str(tmp_path / 'lib')])  # the uplift, signed,
+    assert r.exit_code == 0 and res['uplift_se'] is not None, r.output  # its scoring SE beside it (grading.uplift_text)
+    assert f"post − pre {res['post'] - res['pre']:+.3f} ± {res['uplift_se']:.3f} SE" in r.output, r.output
 
 def test_export_to_another_brief_rewrites_the_brief_and_refuses_own_rows(tmp_path):
     """`library export --brief`: the next client's job starts from this spec; a spec with its own rows would carry the
