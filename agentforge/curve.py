@@ -6,15 +6,17 @@ results read from the content-keyed cache: a curve whose changes are the agent's
 # %% ../nbs/12c_curve.ipynb #d4276985
 from __future__ import annotations
 import json, math, warnings
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 from matplotlib.figure import Figure
+from .episode import refusals, why_not
 from .grading import get_weights, uplift
 from .transfer import save_png, bootstrap_ci, eval_jobs, paired_diff_ci
 
 # %% auto #0
-__all__ = ['CURVE_BLOCK', 'EPISODE_FOLDERS', 'curve_jobs', 'curve_row', 'curve_text', 'curve_table', 'curve_change', 'plot_curve',
-           'first_try_total', 'best_seen', 'headroom', 'step_ceiling']
+__all__ = ['CURVE_BLOCK', 'EPISODE_FOLDERS', 'curve_jobs', 'curve_row', 'why_text', 'curve_text', 'curve_table', 'curve_change',
+           'plot_curve', 'first_try_total', 'best_seen', 'headroom', 'step_ceiling']
 
 # %% ../nbs/12c_curve.ipynb #f53e783b
 CURVE_BLOCK = 500  # the fixed evaluation's seeds are transfer.eval_jobs block CURVE_BLOCK + run seed: fresh seeds,
@@ -33,19 +35,24 @@ def curve_row(
     step:int, # the policy evaluated is the one before this step's update (`steps` after the last one)
     records:Sequence, # the evaluation's EpisodeRecords (one attempt each), in any order
     seconds:float|None=None, # wall time of the evaluation
-)->dict: # {step, episodes: [{brief, seed, total, validated, gain, job}], counts: {...}, seconds}
-    "One evaluation as a JSON-able row: each episode's reward (None when it could not be graded), counted."
+)->dict: # {step, episodes: [{brief, seed, total, validated, why, gain, job}], counts: {...}, seconds}
+    "One evaluation as a JSON-able row: each episode's reward (None when it could not be graded) and why not, counted."
     eps = []
     for r in records:
         inner = getattr(r, 'inner', None) or {}
         pre, post = inner.get('pre'), inner.get('post')
         eps.append(dict(brief=r.brief, seed=int(r.seed), total=r.reward.get('total') if r.reward else None,
-                        validated=bool(r.validated_on), job=(getattr(r, 'job', None) or {}).get('state'),
+                        validated=bool(r.validated_on), why=why_not(r),
+                        job=(getattr(r, 'job', None) or {}).get('state'),
                         gain=None if pre is None or post is None else uplift(pre, post, 'normalized', floor=-1.0)))
     counts = dict(episodes=len(eps), graded=sum(e['total'] is not None for e in eps),
                   validated=sum(e['validated'] for e in eps), cached=sum(e['job'] == 'cached' for e in eps),
-                  trained=sum(e['job'] == 'done' for e in eps))
+                  trained=sum(e['job'] == 'done' for e in eps), not_validated=refusals(records))
     return dict(step=int(step), episodes=eps, counts=counts, seconds=seconds)
+
+def why_text(counts:dict) -> str:
+    "{reason: count} as 'no_submit 6, MISSING_FILE 1' (most common first; '' for none)."
+    return ', '.join(f'{k} {v}' for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 def curve_text(row:dict, held:Sequence[str]=())->str:
     "One evaluation in a line: the pooled means, what they are means of, and where the inner results came from."
@@ -56,8 +63,9 @@ def curve_text(row:dict, held:Sequence[str]=())->str:
     fams = {e['brief'] for e in row['episodes']}
     parts = [part('trained', fams - set(held)), part('held-out', fams & set(held))]
     c = row['counts']
+    why = f" (not: {why_text(c['not_validated'])})" if c.get('not_validated') else ''
     return f"step {row['step']}: " + ', '.join(p for p in parts if p) + \
-        f"; {c['validated']}/{c['episodes']} validated, {c['trained']} jobs trained, {c['cached']} cached"
+        f"; {c['validated']}/{c['episodes']} validated{why}, {c['trained']} jobs trained, {c['cached']} cached"
 
 # %% ../nbs/12c_curve.ipynb #2c26eb4b
 def _totals(row:dict, briefs:set)->dict:
@@ -69,8 +77,8 @@ def curve_table(
     rows:Sequence[dict], # curve rows in step order
     held:Sequence[str]=(), # held-out brief ids: pooled on their own as 'held-out'
     seed:int=0, # bootstrap seed
-)->list[dict]: # one dict per (step, group): {step, group, mean, lo, hi, n, ungraded}
-    "Mean reward per step with a 95% bootstrap CI, per family and pooled as 'trained' and 'held-out'."
+)->list[dict]: # one dict per (step, group): {step, group, mean, lo, hi, n, ungraded, validated, episodes, why}
+    "Mean reward per step with a 95% bootstrap CI, per family and pooled as 'trained' and 'held-out'; why not valid."
     out = []
     for row in rows:
         fams = list(dict.fromkeys(e['brief'] for e in row['episodes']))
@@ -80,7 +88,10 @@ def curve_table(
             vals = list(_totals(row, briefs).values())
             n_all = sum(e['brief'] in briefs for e in row['episodes'])
             ci = bootstrap_ci(vals, seed=seed) if vals else dict(mean=None, lo=None, hi=None, n=0)
-            out.append(dict(step=row['step'], group=name, **ci, ungraded=n_all - len(vals)))
+            eps = [e for e in row['episodes'] if e['brief'] in briefs]  # `why`: absent in rows before 2026-12-07
+            why = Counter(e.get('why') or 'not recorded' for e in eps if not e['validated'])
+            out.append(dict(step=row['step'], group=name, **ci, ungraded=n_all - len(vals),
+                            validated=sum(e['validated'] for e in eps), episodes=len(eps), why=dict(why)))
     return out
 
 def curve_change(

@@ -5,7 +5,8 @@ validated trains the student through the pool; grading turns the result into one
 
 # %% ../nbs/10_episode.ipynb #2016efeb
 from __future__ import annotations
-import dataclasses, hashlib, json, os, shutil, threading, time
+import dataclasses, hashlib, json, os, re, shutil, threading, time
+from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field, asdict
 from pathlib import Path
@@ -23,8 +24,8 @@ from .workspace import TOOL_SCHEMAS, Workspace
 # %% auto #0
 __all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv', 'episode_env', 'EpisodeRecord', 'save_records',
            'load_records', 'ProbeUnavailable', 'unusable_message', 'play', 'play_all', 'InnerJobsFailed', 'Grading',
-           'start_grading', 'train_and_grade', 'inner_served', 'job_stats', 'check_jobs', 'play_episodes',
-           'finish_episodes', 'run_episodes', 'agent_tag']
+           'start_grading', 'train_and_grade', 'inner_served', 'job_stats', 'why_not', 'refusals', 'check_jobs',
+           'play_episodes', 'finish_episodes', 'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
@@ -332,6 +333,21 @@ def job_stats(records:list) -> dict:
     if bad: out['first_failure'] = dict(job=bad['id'], state=bad['state'], error=(bad['error'] or '')[-1500:],
                                         log=bad['log'])
     return out
+
+def why_not(rec) -> str|None:
+    "Why an episode's spec never validated, as one code (None when it did): its last submit's verdict, or its end."
+    if getattr(rec, 'validated_on', None): return None
+    for c in reversed(getattr(rec, 'tool_calls', None) or []):
+        res = c.get('result')
+        if c.get('name') != 'submit' or not isinstance(res, dict): continue
+        if res.get('reason'): return res['reason']  # the probe's: SCHEMA_BAD_VALUE, REWARD_CONSTANT, ...
+        code = re.search(r'\[([A-Z_]+)\]', res.get('message') or '')  # a refused submission: its first problem
+        return code.group(1) if code else res.get('error') or 'SUBMIT_FAILED'
+    return getattr(rec, 'ended', None) or 'unknown'  # never submitted: no_submit, unparsable, turn_budget, ...
+
+def refusals(records:list) -> dict:
+    "How many of `records` never validated, by `why_not`, most common first: {reason: count}."
+    return dict(Counter(w for r in records if (w := why_not(r))).most_common())
 
 def check_jobs(records:list, where:str, max_dead_share:float=MAX_DEAD_SHARE) -> dict:
     "Raise InnerJobsFailed when over `max_dead_share` of the inner jobs behind `records` died; else return job_stats."

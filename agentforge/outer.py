@@ -10,7 +10,7 @@ import hashlib, json, math, os, random, shutil, sys, time, warnings
 from pathlib import Path
 import torch
 from .agents import CHOICES, ToolCall, Turn, assistant_message, write_spec
-from .episode import brief_messages, job_stats
+from .episode import brief_messages, job_stats, refusals
 from .workspace import TOOL_SCHEMAS
 from .config import OuterConfig
 from .grpo import Sample, collate, pg_loss, samples_from, token_logprobs, token_weights
@@ -228,6 +228,7 @@ def metrics_row(step:int, groups:list, stats:dict, seconds:float) -> dict:
                    for k in ('agent', 'probe', 'inner')},
                 seconds_update=stats['seconds_update'], seconds=seconds,
                 uplift_by_family={b: _mean(v) for b, v in fam.items()},
+                not_validated=refusals(every),  # {reason: episodes}: why the specs that never validated did not
                 skipped=stats['skipped'])
 
 # %% ../nbs/11_outer.ipynb #74639476

@@ -6,6 +6,7 @@ a compact metrics table and the transfer verdict, all computed from the run's ow
 # %% ../nbs/12a_report.ipynb #aa2847cd
 from __future__ import annotations
 import hashlib, json, math, warnings
+from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -14,7 +15,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .config import load_config, split_families
-from .curve import best_seen, curve_change, curve_table, headroom, plot_curve, step_ceiling
+from .curve import best_seen, curve_change, curve_table, headroom, plot_curve, step_ceiling, why_text
 from .grading import get_weights
 from .durable import write_atomic
 from .outer import read_metrics
@@ -204,6 +205,11 @@ def summarize(
             out.append(f"- **Not everything ran: {j['dead']} inner jobs died and {ep - gr} episodes could not be "
                        "graded.** Their rewards are left out of every mean above, not counted as zero; "
                        "`episodes/*.json` say why.")
+    if any('not_validated' in r for r in rows):  # counted since 2026-12-07: older rows say nothing about it
+        nv, ep = Counter(), sum(r.get('episodes', 0) for r in rows if 'not_validated' in r)
+        for r in rows: nv.update(r.get('not_validated') or {})
+        out.append(f"- Episodes whose spec never validated: {sum(nv.values())} of {ep}" +
+                   (f" ({why_text(nv)}), graded 0; `episodes/*.json` hold their transcripts." if nv else '.'))
     ft = _series(rows, 'validation_first_try_rate')
     out.append(f"- First-try validation rate: {fmt(ft[0])} at step {st(0)}, {fmt(ft[-1])} at step {st(-1)}.")
     sd = _series(rows, 'reward_std_group')
@@ -285,9 +291,17 @@ def _curve_section(run_dir:Path, plots:Path, best:dict)->list[str]: # best: curv
     ungraded = sum(t['ungraded'] for t in tab)
     if ungraded: out.append(f"- **{ungraded} evaluation episodes could not be graded** (their inner jobs died); they "
                             "are left out of the means, not counted as zero.")
-    rows_t = [dict(t, ci='—' if t['lo'] is None else f"{t['lo']:.3f}–{t['hi']:.3f}") for t in tab]
+    nv = sum((Counter(t['why']) for t in tab), Counter())
+    if nv:
+        low = min(tab, key=lambda t: t['validated'] / max(1, t['episodes']))
+        out.append(f"- Episodes whose one spec never validated: {sum(nv.values())} of {sum(t['episodes'] for t in tab)}"
+                   f" ({why_text(nv)}), graded 0. The fewest valid: step {low['step']}, {low['group']}, "
+                   f"{low['validated']} of {low['episodes']}.")
+    rows_t = [dict(t, ci='—' if t['lo'] is None else f"{t['lo']:.3f}–{t['hi']:.3f}",
+                   valid=f"{t['validated']}/{t['episodes']}", why=why_text(t['why']) or '—') for t in tab]
     return out + ['', md_table(rows_t, {'step': 'step', 'group': 'families', 'n': 'graded', 'mean': 'mean reward',
-                                        'ci': '95% CI', 'ungraded': 'ungraded'}), '']
+                                        'ci': '95% CI', 'ungraded': 'ungraded', 'valid': 'validated',
+                                        'why': 'not validated, why'}), '']
 
 # %% ../nbs/12a_report.ipynb #0ba2e835
 def _stopped_section(run_dir:Path)->list[str]:

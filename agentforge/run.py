@@ -7,12 +7,13 @@ and the scripted baselines → `report.md` with plots. This is what `make demo` 
 # %% ../nbs/13_run.ipynb #d0e569ea
 from __future__ import annotations
 import copy, json, math, os, shutil, statistics, sys, time
+from collections import Counter
 from pathlib import Path
 import torch
 from .agents import CHOICES, ScriptedAgent, choices_of
 from .cloning import (BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, build_agent_base,
                                 load_tiny_agent)
-from .curve import curve_jobs, curve_row, curve_text
+from .curve import curve_jobs, curve_row, curve_text, why_text
 from .episode import (Budgets, EpisodeEnv, InnerJobsFailed, episode_env, finish_episodes, inner_served,
                                 job_stats, load_records, play_episodes, run_episodes, save_records, start_grading,
                                 train_and_grade)
@@ -371,4 +372,6 @@ def progress_summary(rows:list) -> str:
     jobs = {k: sum((r.get('jobs') or {}).get(k, 0) for r in rows) for k in ('jobs', 'dead', 'retried')}
     return (f"{len(rows)} steps, {gr}/{ep} episodes graded, {jobs['jobs']} inner jobs"
             + (f" ({jobs['dead']} DIED)" if jobs['dead'] else '')
-            + (f", {jobs['retried']} retried" if jobs['retried'] else ''))
+            + (f", {jobs['retried']} retried" if jobs['retried'] else '')
+            + (f"; {sum(nv.values())} never validated ({why_text(nv)})"  # lesson 10's why_not, per step
+               if (nv := sum((Counter(r.get('not_validated') or {}) for r in rows), Counter())) else ''))

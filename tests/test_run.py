@@ -175,3 +175,14 @@ def test_the_preflight_prices_a_shipped_build_as_a_copy_and_any_other_recipe_as_
     assert pre['builds'] == dict(student=False, agent_base=False)
     assert 'student    not here yet: copied from the shipped build first, once' in text
     assert 'agent_base not here yet: copied from the shipped build first, once' in text
+
+
+def test_progress_summary_counts_what_never_validated():
+    "The demo's last progress line says how many episodes' specs never validated and why (lesson 10's why_not)."
+    from agentforge.run import progress_summary
+    rows = [dict(episodes=16, graded=16, jobs=dict(jobs=5), not_validated={'no_submit': 2}),
+            dict(episodes=16, graded=15, jobs=dict(jobs=4, dead=1), not_validated={'MISSING_FILE': 3, 'no_submit': 1}),
+            dict(episodes=16, graded=16, jobs=dict(jobs=3))]  # a row from before the counts: nothing to add
+    assert progress_summary(rows) == ('3 steps, 47/48 episodes graded, 12 inner jobs (1 DIED); 6 never validated '
+                                      '(no_submit 3, MISSING_FILE 3)')
+    assert 'never validated' not in progress_summary(rows[2:])
