@@ -22,8 +22,8 @@ from .tasks import absolute
 
 # %% auto #0
 __all__ = ['LAZY', 'HARMFUL', 'KINDS', 'TARGETS', 'STYLE', 'plan', 'score_noise', 'habit_free', 'evaluate_spec', 'training_noise',
-           'landscape', 'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'knob_options', 'train_sd',
-           'knob_difference', 'knob_effects', 'format_knobs']
+           'landscape', 'verdicts', 'format_landscape', 'plot_landscape', 'knob_rows', 'knob_options', 'kind_posts',
+           'train_sd', 'knob_difference', 'knob_effects', 'format_knobs']
 
 # %% ../nbs/12b_landscape.ipynb #a6a3a2b9
 LAZY = dict(HEURISTIC, max_steps=16, learning_rate='1.0e-5')  # valid, and too timid to move the student
@@ -288,6 +288,12 @@ def _arms(rows:list, brief:str, base:dict|None=None) -> dict:
         if r['brief'] == brief and (r.get('base') or {}) == (base or {}):
             out.setdefault((r['knob'], r['option']), {})[r.get('seed', 0)] = r
     return {k: list(v.values()) for k, v in out.items()}
+
+def kind_posts(rows:list, brief:str, knob:str|None=None, option=None, base:dict|None=None) -> dict:
+    "{kind: greedy post} of one arm of a knob table (`knob` None: the heuristic), a mean over its training seeds."
+    rs = _arms(rows, brief, base).get((knob, option))
+    if not rs: raise ValueError(f"no rows of {brief} with {knob}={option!r} around {base or 'the heuristic'}")
+    return {k: round(statistics.mean(r['kinds'][k]['post'] for r in rs), 3) for k in sorted(rs[0]['kinds'])}
 
 def train_sd(rows:list, brief:str, base:dict|None=None) -> float|None:
     """The training noise on `brief` around `base`: the SD of a spec's gain from one training seed to the next, pooled

@@ -221,3 +221,13 @@ def test_a_probe_that_could_not_run_is_an_error_not_a_zero(tmp_path, monkeypatch
     folder = land._spec_folder(tmp_path, 'arithmetic', plan('arithmetic')[0][1])
     with pytest.raises(RuntimeError, match='could not judge .*INFRA_START_FAILED'):
         land.evaluate_spec(folder, 'arithmetic')
+
+
+def test_kind_posts_reads_one_arm_once_per_seed():
+    "The recorded level-3 table: string ops' `last` kind is what groups of 16 lose (lesson 12b); no such arm: an error."
+    from agentforge.landscape import kind_posts
+    lv = [r for p in sorted((Path(__file__).resolve().parents[1] / 'results/knobs/level-3').glob('knobs-*.json')) for r in json.loads(p.read_text())]
+    h, x = kind_posts(lv, 'string_ops', base={'level': 3}), kind_posts(lv, 'string_ops', 'num_generations', 16,
+                                                                         {'level': 3})
+    assert h.keys() == x.keys() and h['3'] - x['3'] > 0.3, (h, x)
+    with pytest.raises(ValueError, match='no rows of string_ops with rows=7'): kind_posts(lv, 'string_ops', 'rows', 7)
