@@ -220,7 +220,7 @@ def summarize(
 
 # %% ../nbs/12a_report.ipynb #28344084
 TRANSFER_COLUMNS = {'agent': 'agent', 'split': 'families', 'n': 'n', 'mean': 'mean reward', 'ci': '95% CI',
-                    'validation_rate': 'validated', 'uplift_mean': 'uplift'}
+                    'validation_rate': 'validated', 'uplift_mean': 'uplift', 'why': 'not validated, why'}
 
 def _transfer_section(run_dir:Path, plots:Path)->list[str]:
     "The report's transfer section from run_dir/transfer.json (empty if there is none)."
@@ -229,7 +229,9 @@ def _transfer_section(run_dir:Path, plots:Path)->list[str]:
     try:
         t = json.loads(path.read_text())
         table, v = t['table'], t['verdict']
-        rows, text = [dict(r, ci=f"{r['lo']:.3f}–{r['hi']:.3f}") for r in table], verdict_text(v)
+        rows = [dict(r, ci=f"{r['lo']:.3f}–{r['hi']:.3f}", why='not recorded' if 'not_validated' not in r
+                     else why_text(r['not_validated']) or '—') for r in table]  # recorded since 2026-12-07
+        text = verdict_text(v)
     except (ValueError, KeyError, TypeError) as e:
         warnings.warn(f"{path}: unreadable, transfer section skipped ({e})")
         return ['## Transfer', '',

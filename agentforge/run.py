@@ -15,8 +15,8 @@ from .cloning import (BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, 
                                 load_tiny_agent)
 from .curve import curve_jobs, curve_row, curve_text, why_text
 from .episode import (Budgets, EpisodeEnv, InnerJobsFailed, episode_env, finish_episodes, inner_served,
-                                job_stats, load_records, play_episodes, run_episodes, save_records, start_grading,
-                                train_and_grade)
+                                job_stats, load_records, play_episodes, refusals, run_episodes, save_records,
+                                start_grading, train_and_grade)
 from .families import FAMILIES
 from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
@@ -227,7 +227,9 @@ def spec_decision(rec) -> dict|None:
 def _jobs_text(st:dict, recs:list) -> str:
     "What a batch of episodes did, in one line: graded episodes and the fate of their inner jobs."
     s = f"{sum(bool(r.reward) for r in recs)}/{len(recs)} episodes graded; {st['jobs']} inner jobs"
-    return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k])
+    nv = refusals(recs)  # lesson 10: why the specs that never validated did not
+    return s + ''.join(f", {st[k]} {k}" for k in ('done', 'cached', 'dead', 'retried') if st[k]) + \
+        (f"; {sum(nv.values())} never validated ({why_text(nv)})" if nv else '')
 
 # %% ../nbs/13_run.ipynb #b8f113e3
 # Seconds on a 2-core CPU. What a fresh machine pays for the default models: a copy of each shipped build (lesson 01a,

@@ -106,8 +106,9 @@ def transfer_table(
     results:dict[str, list], # {label: records}, as from `evaluate`
     held:Sequence[str], # the held-out brief ids
     n_boot:int=2000, alpha:float=0.05, seed:int=0, # bootstrap settings (see `bootstrap_ci`)
-)->list[dict]: # rows {agent, split, n, ungraded, mean, lo, hi, validation_rate, uplift_mean}
+)->list[dict]: # rows {agent, split, n, ungraded, mean, lo, hi, validation_rate, uplift_mean, not_validated}
     "Summarise each agent's rewards on held-out and trained families with bootstrap intervals (graded episodes only)."
+    from agentforge.episode import refusals  # why the specs that never validated did not (lesson 10)
     rows, held = [], set(held)
     for label, recs in results.items():
         for split in ('held-out', 'trained'):
@@ -118,7 +119,8 @@ def transfer_table(
             rows.append(dict(agent=label, split=split, n=ci['n'], ungraded=len(every) - len(rs), mean=ci['mean'],
                              lo=ci['lo'], hi=ci['hi'],
                              validation_rate=round(sum(r.validated_on is not None for r in rs) / len(rs), 12),
-                             uplift_mean=round(float(np.mean([float(r.reward['uplift']) for r in rs])), 12)))
+                             uplift_mean=round(float(np.mean([float(r.reward['uplift']) for r in rs])), 12),
+                             not_validated=refusals(every)))
     return rows
 
 # %% ../nbs/12_transfer.ipynb #5429abd2

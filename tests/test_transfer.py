@@ -156,9 +156,12 @@ def test_transfer_table_hand_built():
     assert by['trained', 'held-out']['mean'] == pytest.approx(0.6)
     assert by['trained', 'trained']['mean'] == pytest.approx(0.8)
     assert by['scripted', 'held-out']['validation_rate'] == pytest.approx(0.75)   # one episode never validated
+    assert by['scripted', 'held-out']['not_validated'] == {'unknown': 1}   # these records do not say how they ended
+    assert by['trained', 'held-out']['not_validated'] == {}
     assert by['trained', 'held-out']['uplift_mean'] == pytest.approx(0.6)
     for r in rows: assert r['lo'] <= r['mean'] <= r['hi']
-    assert set(rows[0]) == {'agent', 'split', 'n', 'ungraded', 'mean', 'lo', 'hi', 'validation_rate', 'uplift_mean'}
+    assert set(rows[0]) == {'agent', 'split', 'n', 'ungraded', 'mean', 'lo', 'hi', 'validation_rate', 'uplift_mean',
+                            'not_validated'}
     assert all(r['ungraded'] == 0 for r in rows)
 
 
