@@ -10,13 +10,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Sequence
 from matplotlib.figure import Figure
-from .episode import refusals, why_not
+from .episode import why_not, why_text
 from .grading import get_weights, uplift
 from .transfer import save_png, bootstrap_ci, eval_jobs, paired_diff_ci
 
 # %% auto #0
-__all__ = ['CURVE_BLOCK', 'EPISODE_FOLDERS', 'curve_jobs', 'curve_row', 'why_text', 'curve_text', 'curve_table', 'curve_change',
-           'plot_curve', 'first_try_total', 'best_seen', 'headroom', 'step_ceiling']
+__all__ = ['CURVE_BLOCK', 'EPISODE_FOLDERS', 'curve_jobs', 'curve_row', 'curve_text', 'curve_table', 'curve_change', 'plot_curve',
+           'first_try_total', 'best_seen', 'headroom', 'step_ceiling']
 
 # %% ../nbs/12c_curve.ipynb #f53e783b
 CURVE_BLOCK = 500  # the fixed evaluation's seeds are transfer.eval_jobs block CURVE_BLOCK + run seed: fresh seeds,
@@ -47,12 +47,9 @@ def curve_row(
                         gain=None if pre is None or post is None else uplift(pre, post, 'normalized', floor=-1.0)))
     counts = dict(episodes=len(eps), graded=sum(e['total'] is not None for e in eps),
                   validated=sum(e['validated'] for e in eps), cached=sum(e['job'] == 'cached' for e in eps),
-                  trained=sum(e['job'] == 'done' for e in eps), not_validated=refusals(records))
+                  trained=sum(e['job'] == 'done' for e in eps),
+                  not_validated=dict(Counter(e['why'] for e in eps if e['why']).most_common()))
     return dict(step=int(step), episodes=eps, counts=counts, seconds=seconds)
-
-def why_text(counts:dict) -> str:
-    "{reason: count} as 'no_submit 6, MISSING_FILE 1' (most common first; '' for none)."
-    return ', '.join(f'{k} {v}' for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 def curve_text(row:dict, held:Sequence[str]=())->str:
     "One evaluation in a line: the pooled means, what they are means of, and where the inner results came from."

@@ -24,8 +24,8 @@ from .workspace import TOOL_SCHEMAS, Workspace
 # %% auto #0
 __all__ = ['SYSTEM', 'MAX_DEAD_SHARE', 'brief_messages', 'Budgets', 'EpisodeEnv', 'episode_env', 'EpisodeRecord', 'save_records',
            'load_records', 'ProbeUnavailable', 'unusable_message', 'play', 'play_all', 'InnerJobsFailed', 'Grading',
-           'start_grading', 'train_and_grade', 'inner_served', 'job_stats', 'why_not', 'refusals', 'check_jobs',
-           'play_episodes', 'finish_episodes', 'run_episodes', 'agent_tag']
+           'start_grading', 'train_and_grade', 'inner_served', 'job_stats', 'why_not', 'refusals', 'why_text',
+           'check_jobs', 'play_episodes', 'finish_episodes', 'run_episodes', 'agent_tag']
 
 # %% ../nbs/10_episode.ipynb #6f5aac7b
 SYSTEM = ("Write a task.yaml (TASK_SPEC v1) that trains the student on the brief. Tools: write_file(path, content), "
@@ -348,6 +348,10 @@ def why_not(rec) -> str|None:
 def refusals(records:list) -> dict:
     "How many of `records` never validated, by `why_not`, most common first: {reason: count}."
     return dict(Counter(w for r in records if (w := why_not(r))).most_common())
+
+def why_text(counts:dict) -> str:
+    "{reason: count} as 'no_submit 6, MISSING_FILE 1' (most common first; '' for none)."
+    return ', '.join(f'{k} {v}' for k, v in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 def check_jobs(records:list, where:str, max_dead_share:float=MAX_DEAD_SHARE) -> dict:
     "Raise InnerJobsFailed when over `max_dead_share` of the inner jobs behind `records` died; else return job_stats."

@@ -15,7 +15,8 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .config import load_config, split_families
-from .curve import best_seen, curve_change, curve_table, headroom, plot_curve, step_ceiling, why_text
+from .curve import best_seen, curve_change, curve_table, headroom, plot_curve, step_ceiling
+from .episode import why_text
 from .grading import get_weights
 from .durable import write_atomic
 from .outer import read_metrics

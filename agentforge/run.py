@@ -13,10 +13,10 @@ import torch
 from .agents import CHOICES, ScriptedAgent, choices_of
 from .cloning import (BUNDLED as AGENTS_SHIPPED, CloneRecipe, agent_base_ready, build_agent_base,
                                 load_tiny_agent)
-from .curve import curve_jobs, curve_row, curve_text, why_text
+from .curve import curve_jobs, curve_row, curve_text
 from .episode import (Budgets, EpisodeEnv, InnerJobsFailed, episode_env, finish_episodes, inner_served,
                                 job_stats, load_records, play_episodes, refusals, run_episodes, save_records,
-                                start_grading, train_and_grade)
+                                start_grading, train_and_grade, why_text)
 from .families import FAMILIES
 from .config import RunConfig, freeze, split_families
 from .outer import policy_probe, read_metrics, train
